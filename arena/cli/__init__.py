@@ -1,0 +1,41 @@
+"""The `arena` command: a root click group; each sub-module adds its commands.
+
+User errors (engine errors, ArenaError) become one line on stderr and exit status 2, never a
+traceback; commands with their own exit statuses (verify) set them explicitly.
+"""
+from __future__ import annotations
+
+import click
+
+from arena.errors import ArenaError
+from engine.core import EngineError
+
+
+class UserError(click.ClickException):
+    """One clear line for the user and exit status 2 (unusable input)."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"arena: error: {self.format_message()}", err=True)
+
+
+class ArenaGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (EngineError, ArenaError) as error:
+            raise UserError(str(error)) from None
+
+
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Arena: run bots at card games, leagues and Elo ladders."""
+
+
+@main.group()
+def bench() -> None:
+    """Benchmarks: commands that measure and print figures."""
+
+
+# Each module below registers its commands on `main` (or `bench`) when imported.

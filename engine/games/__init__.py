@@ -1,0 +1,1 @@
+"""One module per game; each defines a Game subclass and its State."""
