@@ -1,6 +1,8 @@
 """Game ids to games. The one place that knows which games exist."""
 from __future__ import annotations
 
+import importlib
+
 from engine.core import EngineError, Game
 
 
@@ -8,29 +10,30 @@ class UnknownGameError(EngineError, LookupError):
     """A game id that is not registered."""
 
 
-def _all_games() -> dict[str, Game]:
-    # Imported here so that importing the registry stays cheap and cycle-free.
-    from engine.games.flowers import Flowers
-    from engine.games.flowers_mandala import FlowersMandala
-    from engine.games.mandala import Mandala
-    games = [Mandala(), FlowersMandala(), Flowers()]
-    return {game.id: game for game in games}
+# id -> "module:Class"; modules are imported on first use so the registry stays cheap.
+_WHERE = {
+    "mandala": "engine.games.mandala:Mandala",
+    "flowers-mandala": "engine.games.flowers_mandala:FlowersMandala",
+    "flowers": "engine.games.flowers:Flowers",
+}
+_LOADED: dict[str, Game] = {}
 
 
-_GAMES: dict[str, Game] | None = None
+def ids() -> list[str]:
+    return list(_WHERE)
+
+
+def get(game_id: str) -> Game:
+    """The game with this id; UnknownGameError naming the known ids."""
+    if game_id not in _WHERE:
+        raise UnknownGameError(
+            f"unknown game {game_id!r} (known games: {', '.join(_WHERE)})")
+    if game_id not in _LOADED:
+        module_name, class_name = _WHERE[game_id].split(":")
+        _LOADED[game_id] = getattr(importlib.import_module(module_name), class_name)()
+    return _LOADED[game_id]
 
 
 def games() -> dict[str, Game]:
     """Every registered game by id, in a stable order."""
-    global _GAMES
-    if _GAMES is None:
-        _GAMES = _all_games()
-    return _GAMES
-
-
-def get(game_id: str) -> Game:
-    try:
-        return games()[game_id]
-    except KeyError:
-        known = ", ".join(games())
-        raise UnknownGameError(f"unknown game {game_id!r} (known games: {known})") from None
+    return {game_id: get(game_id) for game_id in _WHERE}
