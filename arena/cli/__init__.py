@@ -39,3 +39,4 @@ def bench() -> None:
 
 
 # Each module below registers its commands on `main` (or `bench`) when imported.
+from arena.cli import play  # noqa: E402,F401

@@ -1,0 +1,96 @@
+"""`arena play`: one match between built-in bots and/or bot folders, with a move-by-move log."""
+from __future__ import annotations
+
+import json
+import random
+import textwrap
+from contextlib import ExitStack, closing
+from pathlib import Path
+
+import click
+
+from arena.clock import TimeControl
+from arena.cli import main
+from arena.errors import ArenaError
+from arena.match import Ended, Forfeited, Moved, Seat, StrategySeat, play_match
+from arena.sdk import strategies
+from engine import registry
+
+
+@main.command()
+@click.argument("game")
+@click.option("--bot", "bots", multiple=True, required=True, metavar="BOT",
+              help="A built-in bot (random, greedy) or a bot folder with a bot.toml; "
+                   "once per seat, in seat order.")
+@click.option("--players", type=int, default=None,
+              help="Player count (default: the number of --bot).")
+@click.option("--seed", type=int, default=None,
+              help="Seed of the deal and of chance moves (default: a random one, printed).")
+@click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
+              help="A rule option of the game (repeatable; see `arena games`).")
+@click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the match record (arena-record/1 JSON) to this file.")
+@click.option("--quiet", is_flag=True, help="Print only the result.")
+@click.option("--move-time", type=float, default=None,
+              help="Per-move limit in seconds (default 1.0 when no --tc).")
+@click.option("--tc", default=None, metavar="BANK+INC",
+              help="A time bank with increment per move, in seconds, e.g. 10+0.1.")
+@click.option("--startup-time", type=float, default=None,
+              help="Seconds a bot process gets to start and finish its handshake (default 10).")
+@click.option("--unsafe-no-sandbox", is_flag=True,
+              help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
+def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time, tc,
+         startup_time, unsafe_no_sandbox):
+    """Play one match of GAME and print a move-by-move log and the result."""
+    game_obj = registry.get(game)
+    players = len(bots) if players is None else players
+    if players != len(bots):
+        raise ArenaError(f"--players {players} but {len(bots)} --bot given: give one --bot per seat")
+    options = game_obj.resolve_options(game_obj.parse_options(option_pairs), players)
+    time_control = TimeControl.from_cli(move_time, tc, startup_time)
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    with ExitStack() as stack:
+        seats = [make_seat(bot, game, stack, unsafe_no_sandbox) for bot in bots]
+        if not quiet:
+            click.echo(f"{game}, {players} players, seed {seed}, {time_control.describe()}")
+            for index, seat in enumerate(seats):
+                click.echo(f"  seat {index}: {seat.name} ({seat.version})")
+        record = play_match(game, players, options, seed, seats, time_control,
+                            on_event=None if quiet else print_event)
+    result = record["result"]
+    if quiet:
+        click.echo(f"scores {result['scores']} ranks {result['ranks']} end {result['end']}")
+    if record_path is not None:
+        try:
+            record_path.write_text(json.dumps(record, indent=1) + "\n")
+        except OSError as error:
+            raise ArenaError(f"cannot write the record to {record_path}: {error.strerror}") from None
+        if not quiet:
+            click.echo(f"record written to {record_path}")
+
+
+def make_seat(bot: str, game_id: str, stack: ExitStack, unsafe: bool) -> Seat:
+    """A seat for `--bot BOT`: a built-in name, else a bot folder."""
+    if bot in strategies.NAMES:
+        return stack.enter_context(closing(StrategySeat(bot, game_id)))
+    if not Path(bot).is_dir():
+        raise ArenaError(f"unknown bot {bot!r}: give a built-in bot "
+                         f"({', '.join(strategies.NAMES)}) or a bot folder with a bot.toml")
+    raise ArenaError(f"bot folders are not supported yet ({bot})")
+
+
+def print_event(event) -> None:
+    if isinstance(event, Moved):
+        who = "chance" if event.seat == "chance" else f"seat {event.seat} ({event.bot})"
+        took = "" if event.seconds is None else f"  [{event.seconds * 1000:.1f} ms]"
+        click.echo(f"ply {event.ply}  {who}: {event.move}{took}")
+        click.echo(textwrap.indent(event.state.render(), "    "))
+    elif isinstance(event, Forfeited):
+        click.echo(f"forfeit by seat {event.seat} ({event.bot}), {event.reason}: {event.detail}")
+    elif isinstance(event, Ended):
+        result = event.record["result"]
+        if result["end"] == "normal":
+            click.echo(event.state.render_result())
+        click.echo(f"result: scores {result['scores']} ranks {result['ranks']} "
+                   f"end {result['end']}")

@@ -1,0 +1,111 @@
+"""Time controls and per-seat clocks, in seconds (milliseconds only at the wire, in arena.bots).
+
+A time control is a per-move limit (`--move-time 1.0`), a bank with an increment
+(`--tc 10+0.1`), or both (each move then gets the smaller of the two). Bots also get a
+separate start-up budget, and every deadline a small transport margin, so a bot that answers
+exactly at its limit is not forfeited by the time the reply needs to cross the socket.
+
+The arena measures time itself with a monotonic clock around each decision; what a bot says
+about its own time is never trusted.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from arena.errors import ArenaError
+
+DEFAULT_MOVE_TIME = 1.0
+DEFAULT_STARTUP = 10.0
+DEFAULT_MARGIN = 0.05
+
+
+class TimeControlError(ArenaError, ValueError):
+    """A time control the user wrote that cannot be used."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """How much time each seat gets. All figures in seconds; None means "no such limit"."""
+
+    move_time: float | None = DEFAULT_MOVE_TIME  # limit for each single decision
+    bank: float | None = None                    # starting bank for the whole match
+    increment: float = 0.0                       # added to the bank after each answered move
+    startup: float = DEFAULT_STARTUP             # to start a bot process and finish its handshake
+    margin: float = DEFAULT_MARGIN               # transport slack on top of every deadline
+
+    def __post_init__(self) -> None:
+        for name in ("move_time", "bank"):
+            value = getattr(self, name)
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise TimeControlError(f"{name} must be a positive number of seconds, "
+                                       f"got {value!r}")
+        for name in ("increment", "startup", "margin"):
+            value = getattr(self, name)
+            if not (value >= 0 and math.isfinite(value)):
+                raise TimeControlError(f"{name} must be zero or more seconds, got {value!r}")
+
+    @classmethod
+    def from_cli(cls, move_time: float | None, tc: str | None,
+                 startup: float | None = None) -> "TimeControl":
+        """From `--move-time SECONDS` and/or `--tc BANK+INCREMENT`; 1 s per move if neither."""
+        bank, increment = (None, 0.0) if tc is None else parse_tc(tc)
+        if move_time is None and bank is None:
+            move_time = DEFAULT_MOVE_TIME
+        return cls(move_time=move_time, bank=bank, increment=increment,
+                   startup=DEFAULT_STARTUP if startup is None else startup)
+
+    def describe(self) -> str:
+        parts = []
+        if self.move_time is not None:
+            parts.append(f"{self.move_time:g} s per move")
+        if self.bank is not None:
+            parts.append(f"bank {self.bank:g} s + {self.increment:g} s per move")
+        return ", ".join(parts) or "no time limit"
+
+    def to_record(self) -> dict:
+        """The JSON form a match record keeps (an extra key of arena-record/1)."""
+        return {"move_time": self.move_time, "bank": self.bank, "increment": self.increment,
+                "startup": self.startup, "margin": self.margin}
+
+
+def parse_tc(text: str) -> tuple[float, float]:
+    """`"10+0.1"` -> (10.0, 0.1); `"10"` -> (10.0, 0.0)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*", text)
+    if not match or float(match.group(1)) <= 0:
+        raise TimeControlError(
+            f"time control {text!r} is not BANK+INCREMENT in seconds (e.g. --tc 10+0.1)")
+    return float(match.group(1)), float(match.group(2) or 0.0)
+
+
+@dataclass(frozen=True)
+class MoveClock:
+    """What one decision may use, as handed to a seat. Seconds."""
+
+    remaining: float | None    # what is left in the seat's bank; None without a bank
+    move_limit: float | None   # the per-move limit; None without one
+    allowed: float             # the time this decision may take (inf when unlimited)
+    deadline: float            # allowed + transport margin: when a waiting arena gives up
+
+
+class SeatClock:
+    """One seat's clock over a match: hands out the allowance and charges what was used."""
+
+    def __init__(self, control: TimeControl):
+        self.control = control
+        self.bank = control.bank
+
+    def for_move(self) -> MoveClock:
+        limits = [limit for limit in (self.control.move_time, self.bank) if limit is not None]
+        allowed = max(0.0, min(limits)) if limits else math.inf
+        return MoveClock(remaining=self.bank, move_limit=self.control.move_time,
+                         allowed=allowed, deadline=allowed + self.control.margin)
+
+    def charge(self, clock: MoveClock, elapsed: float) -> bool:
+        """Books `elapsed` seconds against the clock; False when the move came too late."""
+        if elapsed > clock.deadline:
+            return False
+        if self.bank is not None:
+            self.bank = self.bank - elapsed + self.control.increment
+        return True

@@ -1,0 +1,249 @@
+"""One match: an engine state, one Seat per player, their clocks -> an arena-record/1 dict.
+
+The runner owns the rules' authority and the clock: it asks the engine who is to move, hands
+that seat its observation, the legal moves and its clock, times the answer itself, and
+applies it. Chance moves are drawn from a generator derived from the match seed and recorded
+like any move, so the record replays without a generator.
+
+A seat that cannot give a legal move in time forfeits (see `forfeit_result`); the record
+then keeps the moves up to the forfeit and `result.end = "forfeit"`.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from arena.bot_errors import BotError
+from arena.clock import MoveClock, SeatClock, TimeControl
+from arena.errors import ArenaError
+from arena.sdk import strategies
+from engine import registry
+from engine.core import CHANCE, IllegalMoveError, State
+
+
+@dataclass(frozen=True)
+class MatchInfo:
+    """What a seat is told when a match starts. `seed` stays in the arena: it fixes the deal."""
+
+    game_id: str
+    options: dict            # all options, defaults filled in
+    seat: int
+    players: int
+    time_control: TimeControl
+    seed: int
+
+    @property
+    def bot_seed(self) -> int:
+        """A seed for the seat's own random choices: reproducible, but says nothing of the deal."""
+        return seat_seed(self.seed, self.seat)
+
+
+def seat_seed(match_seed: int, seat: int) -> int:
+    # A hash, not seed+seat: a bot must not be able to recover the deal's seed from its own.
+    digest = hashlib.sha256(f"arena-seat:{match_seed}:{seat}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1  # fits a signed 64-bit field
+
+
+class Seat(ABC):
+    """A player of a match: a built-in strategy in-process, or a bot process (arena.bots)."""
+
+    name: str
+    version: str
+
+    def new_match(self, info: MatchInfo) -> None:
+        """Called before the first act of every match; may raise BotError."""
+
+    @abstractmethod
+    def act(self, observation: dict, legal_moves: list[str], clock: MoveClock) -> str:
+        """The seat's move in notation; raises BotError when no usable answer comes."""
+
+    def match_over(self, result: dict) -> None:
+        """Called once the match ended (normally or by a forfeit, anyone's)."""
+
+    def close(self) -> None:
+        """Releases what the seat holds (processes, sockets)."""
+
+
+class StrategySeat(Seat):
+    """A built-in strategy (`random`, `greedy`) played in-process."""
+
+    def __init__(self, name: str, game_id: str):
+        try:
+            self.choose = strategies.get(name, game_id)
+        except (LookupError, ImportError) as error:
+            raise ArenaError(f"no built-in bot {name!r} for game {game_id}: {error}") from None
+        self.name = name
+        self.version = "builtin"
+        self.rng = random.Random()
+
+    def new_match(self, info: MatchInfo) -> None:
+        self.rng = random.Random(info.bot_seed)
+
+    def act(self, observation: dict, legal_moves: list[str], clock: MoveClock) -> str:
+        return self.choose(observation, legal_moves, self.rng)
+
+
+# -- events for a move-by-move log --------------------------------------------------------
+@dataclass(frozen=True)
+class Moved:
+    ply: int
+    seat: int | str          # a seat number or "chance"
+    bot: str                 # the seat's name ("chance" for chance moves)
+    move: str
+    seconds: float | None    # time the seat took (None for chance)
+    state: State             # the position after the move (read it, do not change it)
+
+
+@dataclass(frozen=True)
+class Forfeited:
+    ply: int
+    seat: int
+    bot: str
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Ended:
+    record: dict
+    state: State
+
+
+Event = Moved | Forfeited | Ended
+
+
+@dataclass
+class _Forfeit:
+    seat: int
+    reason: str
+    detail: str
+
+
+@dataclass
+class _Progress:
+    moves: list = field(default_factory=list)
+    times: list = field(default_factory=list)
+
+
+def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | None,
+               seed: int, seats: Sequence[Seat], time_control: TimeControl = TimeControl(),
+               on_event: Callable[[Event], None] | None = None) -> dict:
+    """Plays one match and returns its arena-record/1 dict (with timings and bot versions)."""
+    game = registry.get(game_id)
+    if len(seats) != players_count:
+        raise ArenaError(f"{len(seats)} bots for {players_count} players: give one bot per seat")
+    resolved = game.resolve_options(options, players_count)
+    state = game.new_state(players_count, resolved, seed=seed)
+    setup = copy.deepcopy(state.setup)
+    emit = on_event or (lambda event: None)
+    progress = _Progress()
+
+    forfeit = _start_seats(game_id, resolved, players_count, seed, seats, time_control)
+    if forfeit is None:
+        forfeit = _play(state, seats, time_control, seed, progress, emit)
+    if forfeit is None:
+        result = {"scores": state.scores(), "ranks": state.ranks(), "end": "normal"}
+    else:
+        seat_name = seats[forfeit.seat].name
+        emit(Forfeited(len(progress.moves), forfeit.seat, seat_name, forfeit.reason,
+                       forfeit.detail))
+        result = forfeit_result(players_count, forfeit.seat, forfeit.reason, forfeit.detail)
+    for seat in seats:
+        _tell_match_over(seat, result)
+
+    record = build_record(
+        game_id=game_id, options=game.non_default_options(resolved),
+        players=[seat.name for seat in seats], seed=seed, setup=setup,
+        moves=progress.moves, result=result,
+        extras={"bots": [{"name": seat.name, "version": seat.version} for seat in seats],
+                "times": progress.times, "time_control": time_control.to_record()})
+    emit(Ended(record, state))
+    return record
+
+
+def _start_seats(game_id, options, players, seed, seats, time_control) -> _Forfeit | None:
+    """Tells every seat a match starts; the first that cannot start forfeits."""
+    for index, seat in enumerate(seats):
+        try:
+            seat.new_match(MatchInfo(game_id, dict(options), index, players, time_control, seed))
+        except BotError as error:
+            return _Forfeit(index, error.reason, f"{_who(seat, index, 0)}: {error.problem}")
+    return None
+
+
+def _who(seat: Seat, index: int, ply: int) -> str:
+    return f"bot {seat.name} (seat {index}, ply {ply})"
+
+
+def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: int,
+          progress: _Progress, emit: Callable[[Event], None]) -> _Forfeit | None:
+    """Runs the match to its end; returns the forfeit that stopped it, if any."""
+    chance_rng = random.Random(f"arena-chance:{seed}")
+    clocks = [SeatClock(time_control) for _ in seats]
+    while True:
+        mover = state.to_move()
+        if mover is None:
+            return None
+        ply = len(progress.moves)
+        if mover == CHANCE:
+            move = state.sample_chance(chance_rng)
+            state.apply(move)
+            progress.moves.append([CHANCE, move])
+            progress.times.append(None)
+            emit(Moved(ply, CHANCE, CHANCE, move, None, state))
+            continue
+        seat, clock = seats[mover], clocks[mover]
+        move_clock = clock.for_move()
+        started = time.monotonic()
+        try:
+            move = seat.act(state.observation(mover), state.legal_moves(), move_clock)
+        except BotError as error:
+            return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
+        elapsed = time.monotonic() - started
+        if not clock.charge(move_clock, elapsed):
+            return _Forfeit(mover, "timeout", f"{_who(seat, mover, ply)}: answered after "
+                                              f"{elapsed:.3f} s, allowed {move_clock.allowed:.3f} s")
+        try:
+            state.apply(move)
+        except IllegalMoveError as error:
+            return _Forfeit(mover, "illegal", f"{_who(seat, mover, ply)}: {error}")
+        progress.moves.append([mover, move])
+        progress.times.append(round(elapsed, 6))
+        emit(Moved(ply, mover, seat.name, move, elapsed, state))
+
+
+def _tell_match_over(seat: Seat, result: dict) -> None:
+    try:
+        seat.match_over(result)
+    except BotError:
+        pass  # the match is decided; a bot that broke afterwards is restarted before its next
+
+
+def forfeit_result(players: int, seat: int, reason: str, detail: str = "") -> dict:
+    """The result of a forfeit by `seat`.
+
+    The engine's running scores mean nothing mid-match, so a forfeit scores 1 for every other
+    seat and 0 for the forfeiter; the others share rank 1 and the forfeiter ranks last (with
+    two players: the other wins).
+    """
+    scores = [0 if index == seat else 1 for index in range(players)]
+    ranks = [players if index == seat else 1 for index in range(players)]
+    forfeit = {"seat": seat, "reason": reason}
+    if detail:
+        forfeit["detail"] = detail
+    return {"scores": scores, "ranks": ranks, "end": "forfeit", "forfeit": forfeit}
+
+
+def build_record(*, game_id: str, options: dict, players: list[str], seed: int, setup: dict,
+                 moves: list, result: dict, extras: dict) -> dict:
+    """An arena-record/1 dict per shared/records.md; `extras` are the keys readers may ignore."""
+    record = {"format": "arena-record/1", "game": game_id, "options": dict(options),
+              "players": list(players), "seed": seed, "setup": setup, "moves": moves,
+              "result": result}
+    record.update(extras)
+    return record
