@@ -1,0 +1,174 @@
+"""Fair league schedules: the deterministic list of matches a league plays. Pure, no I/O.
+
+A league plays `deals` deals (each a seed from which the engine deals the cards and draws any
+chance move). Bots sit at **tables** (groups of `players` bots) and every table plays every
+deal once in each seat rotation, so luck of the cards and of the seat cancels out:
+
+- 2 players: round robin in pairs; every deal twice, seats swapped.
+- 3-4 players: every group of that size, or a balanced random sample of groups when there are
+  more than `max_tables` (every bot sits at as many tables as any other, give or take one,
+  and partners are spread out); each deal in every seat rotation.
+- 1 player (`flowers`): every bot alone plays the same deals.
+- Gauntlet: only the tables that hold the gauntlet bot, with the same fairness.
+
+Everything follows from the league seed, and every match has a stable id (deal and seating),
+so a resumed league regenerates the same list and skips the ids already stored.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+from arena.errors import ArenaError
+
+DEFAULT_MAX_TABLES = 60
+"""Above this many possible groups of 3-4 bots, a balanced sample of this many is played."""
+
+
+class ScheduleError(ArenaError, ValueError):
+    """A league that cannot be scheduled (too few bots, an unknown gauntlet bot, ...)."""
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """One match of a league: which deal, and which bot sits in which seat."""
+
+    id: str
+    """Stable across runs: deal and seating, e.g. `d0003:greedy,random`."""
+    order: int
+    """Position in the schedule (deal-major), used to report matches in a stable order."""
+    deal_index: int
+    seed: int
+    """The engine's deal seed: the same for every match on this deal."""
+    seats: tuple[str, ...]
+    """Bot names per seat."""
+    deal: str
+    """Shared by the matches that replay one deal at one table (the seat rotations), and, with
+    one player, by every bot's match on that deal: what ratings pair up."""
+
+
+def deal_seed(league_seed: int, deal_index: int) -> int:
+    """The seed of one deal: a 63-bit hash, so nearby league seeds give unrelated deals."""
+    digest = hashlib.sha256(f"arena-deal:{league_seed}:{deal_index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def rotations(table: Sequence[str]) -> list[tuple[str, ...]]:
+    """Every cyclic seating of a table: (a, b, c) -> (a, b, c), (b, c, a), (c, a, b)."""
+    return [tuple(table[i:]) + tuple(table[:i]) for i in range(len(table))]
+
+
+def balanced_sample(bots: Sequence[str], size: int, count: int,
+                    rng: random.Random) -> list[tuple[str, ...]]:
+    """`count` groups of `size` bots, each bot in as many groups as any other (give or take one).
+
+    Greedy: each new group takes the bots that have sat least so far (that keeps the spread of
+    table counts at most one), breaking ties first by fewest earlier meetings with the bots
+    already chosen for this group, then at random; groups already drawn are avoided while
+    unused ones remain.
+    """
+    seated = {bot: 0 for bot in bots}
+    met: dict[frozenset, int] = {}
+    drawn: set[frozenset] = set()
+    groups: list[tuple[str, ...]] = []
+    for _ in range(count):
+        best_group = None
+        for _attempt in range(8):   # a few random tie-breaks, to dodge repeated groups
+            group: list[str] = []
+            for _slot in range(size):
+                free = [bot for bot in bots if bot not in group]
+                least = min(seated[bot] for bot in free)
+
+                def crowding(bot: str) -> int:
+                    return sum(met.get(frozenset((bot, other)), 0) for other in group)
+
+                tier = [bot for bot in free if seated[bot] == least]
+                fewest = min(crowding(bot) for bot in tier)
+                group.append(rng.choice([bot for bot in tier if crowding(bot) == fewest]))
+            best_group = group
+            if frozenset(group) not in drawn:
+                break
+        assert best_group is not None
+        drawn.add(frozenset(best_group))
+        for bot in best_group:
+            seated[bot] += 1
+        for pair in itertools.combinations(best_group, 2):
+            met[frozenset(pair)] = met.get(frozenset(pair), 0) + 1
+        groups.append(tuple(sorted(best_group)))
+    return groups
+
+
+def tables(bots: Sequence[str], players: int, *, seed: int, gauntlet: str | None = None,
+           max_tables: int = DEFAULT_MAX_TABLES) -> list[tuple[str, ...]]:
+    """The groups of bots that meet, each in its first seating (later rotated).
+
+    With 3 or more players the base seating of each group is shuffled by the league seed, so
+    no bot is always followed by the same one merely because of its name.
+    """
+    if len(set(bots)) != len(bots):
+        raise ScheduleError("two bots of the league share a name: give each bot its own name")
+    for bot in bots:
+        if not bot or any(char in bot for char in ",+:@ "):
+            raise ScheduleError(f"bot name {bot!r} cannot be used in a league: names must be "
+                                "non-empty, without spaces or any of , + : @")
+    if players < 1:
+        raise ScheduleError(f"a league needs at least 1 player per match, not {players}")
+    if len(bots) < players:
+        raise ScheduleError(
+            f"{players}-player matches need at least {players} bots, the league has "
+            f"{len(bots)}: add bots or lower --players")
+    rng = random.Random(f"arena-tables:{seed}")
+    if gauntlet is None:
+        if players <= 2:
+            groups = list(itertools.combinations(bots, players))
+        elif math.comb(len(bots), players) <= max_tables:
+            groups = list(itertools.combinations(bots, players))
+        else:
+            groups = balanced_sample(bots, players, max_tables, rng)
+    else:
+        if gauntlet not in bots:
+            raise ScheduleError(
+                f"gauntlet bot {gauntlet!r} is not in the league (bots: {', '.join(bots)})")
+        if players < 2:
+            raise ScheduleError("a gauntlet needs matches of at least 2 players")
+        others = [bot for bot in bots if bot != gauntlet]
+        if players == 2 or math.comb(len(others), players - 1) <= max_tables:
+            rest = list(itertools.combinations(others, players - 1))
+        else:
+            rest = balanced_sample(others, players - 1, max_tables, rng)
+        groups = [(gauntlet, *group) for group in rest]
+    if players >= 3:
+        shuffled = []
+        for group in groups:
+            group = list(group)
+            rng.shuffle(group)
+            shuffled.append(tuple(group))
+        groups = shuffled
+    return groups
+
+
+def expand(bots: Sequence[str], players: int, deals: int, seed: int, *,
+           gauntlet: str | None = None,
+           max_tables: int = DEFAULT_MAX_TABLES) -> list[MatchSpec]:
+    """Every match of the league, deal-major (all of deal 0, then deal 1, ...).
+
+    Deal-major order keeps a league that is stopped early as fair as it can be.
+    """
+    if deals < 1:
+        raise ScheduleError(f"a league needs at least 1 deal, not {deals}")
+    groups = tables(bots, players, seed=seed, gauntlet=gauntlet, max_tables=max_tables)
+    specs: list[MatchSpec] = []
+    for deal_index in range(deals):
+        seed_of_deal = deal_seed(seed, deal_index)
+        for group in groups:
+            deal = (f"d{deal_index}" if players == 1
+                    else f"d{deal_index}:{'+'.join(sorted(group))}")
+            for seats in rotations(group):
+                specs.append(MatchSpec(
+                    id=f"d{deal_index:04d}:{','.join(seats)}", order=len(specs),
+                    deal_index=deal_index, seed=seed_of_deal, seats=seats, deal=deal))
+    return specs

@@ -1,0 +1,297 @@
+"""The league store: one SQLite database per league folder, the single source of results.
+
+It holds the league's config, its bots (name, content-hash version, folder), and every
+finished match with its full arena-record/1, timings and outcome. Each finished match is
+written in one transaction by one writer (the league's parent process), so a `kill -9`
+loses at most the matches still being played. The database runs in WAL mode, so readers
+(`read_outcomes`, `arena ladder`) can read a league while it runs.
+
+A marker table names the application and the schema version: a database that is not a league
+store, or of a schema this code does not know, is refused, never changed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from arena.errors import ArenaError
+from arena.ratings import Outcome
+from arena.schedule import MatchSpec
+
+DB_NAME = "league.sqlite"
+APP = "arena-league"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE arena_marker (
+    app            TEXT NOT NULL,
+    schema_version INTEGER NOT NULL
+);
+CREATE TABLE league (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    name     TEXT NOT NULL,
+    config   TEXT NOT NULL,     -- JSON: everything needed to regenerate the schedule
+    planned  INTEGER NOT NULL,  -- matches in the schedule
+    created  REAL NOT NULL      -- unix time
+);
+CREATE TABLE bots (
+    name     TEXT PRIMARY KEY,
+    version  TEXT NOT NULL,     -- content hash of the bot's folder
+    source   TEXT NOT NULL,     -- absolute folder (or "builtin:NAME")
+    games    TEXT NOT NULL      -- JSON list of game ids the bot plays
+);
+CREATE TABLE matches (
+    id             TEXT PRIMARY KEY,   -- MatchSpec.id: deal and seating
+    ord            INTEGER NOT NULL,   -- position in the schedule
+    deal           TEXT NOT NULL,
+    seed           INTEGER NOT NULL,
+    bots           TEXT NOT NULL,      -- JSON list of "name@version8" per seat
+    scores         TEXT NOT NULL,      -- JSON list per seat
+    ranks          TEXT NOT NULL,      -- JSON list per seat
+    end_kind       TEXT NOT NULL,      -- "normal" or "forfeit"
+    forfeit_seat   INTEGER,
+    forfeit_reason TEXT,
+    record         TEXT NOT NULL,      -- the full arena-record/1 JSON
+    started        REAL NOT NULL,      -- unix time the match started
+    seconds        REAL NOT NULL,      -- wall time the match took
+    worker         INTEGER NOT NULL,
+    stored         REAL NOT NULL       -- unix time of the commit
+);
+CREATE INDEX matches_by_order ON matches (ord);
+"""
+
+
+class StoreError(ArenaError):
+    """A league folder or database that cannot be used as asked."""
+
+
+@dataclass(frozen=True)
+class BotEntry:
+    """A bot of the league as stored: its league name, folder content hash and source."""
+
+    name: str
+    version: str
+    source: str
+    games: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """How ratings and tables name the bot: `name@` and the first 8 hex of its version."""
+        return f"{self.name}@{self.version[:8]}"
+
+
+@dataclass(frozen=True)
+class FinishedMatch:
+    """What a worker hands back for one match spec: the record and how long it took."""
+
+    spec: MatchSpec
+    record: dict
+    started: float
+    seconds: float
+    worker: int
+
+
+def database_path(where: str | os.PathLike) -> Path:
+    """The database of a league folder (or the file itself when given a file)."""
+    path = Path(where)
+    return path / DB_NAME if path.is_dir() or not path.suffix else path
+
+
+def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
+    try:
+        if read_only:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        else:
+            conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 30000")
+    except sqlite3.Error as error:
+        raise StoreError(f"cannot open the league database {path}: {error}") from None
+    return conn
+
+
+def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuses a database that is not a league store of a schema we know."""
+    try:
+        rows = conn.execute("SELECT app, schema_version FROM arena_marker").fetchall()
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise StoreError(f"{path} is not an arena league database: leave it alone or choose "
+                         "another league folder") from None
+    if len(rows) != 1 or rows[0][0] != APP:
+        conn.close()
+        raise StoreError(f"{path} is not an arena league database: leave it alone or choose "
+                         "another league folder")
+    if rows[0][1] != SCHEMA_VERSION:
+        conn.close()
+        raise StoreError(f"{path} is a league database of schema {rows[0][1]}, this arena reads "
+                         f"schema {SCHEMA_VERSION}: use the matching arena version")
+
+
+class Store:
+    """The read-write handle on one league's database. Use from a single writer process."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path):
+        self.conn = conn
+        self.path = path
+        self._bots: dict[str, BotEntry] | None = None
+
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def create(cls, folder: str | os.PathLike, *, name: str, config: dict, planned: int,
+               bots: Iterable[BotEntry]) -> "Store":
+        """A new league database in `folder`; refuses a folder that already holds a league."""
+        folder = Path(folder)
+        path = folder / DB_NAME
+        if path.exists():
+            with cls._existing(path) as existing:
+                done, total = existing.progress()
+                other = existing.league_name()
+            raise StoreError(
+                f"{folder} already holds league {other!r} ({done} of {total} "
+                f"matches done): resume it with `arena league resume {folder}` or choose "
+                "another --name")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"cannot create the league folder {folder}: "
+                             f"{error.strerror}") from None
+        conn = _connect(path, read_only=False)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("BEGIN")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO arena_marker VALUES (?, ?)", (APP, SCHEMA_VERSION))
+            conn.execute("INSERT INTO league VALUES (1, ?, ?, ?, ?)",
+                         (name, json.dumps(config, sort_keys=True), planned, time.time()))
+            conn.executemany("INSERT INTO bots VALUES (?, ?, ?, ?)",
+                             [(bot.name, bot.version, bot.source, json.dumps(list(bot.games)))
+                              for bot in bots])
+            conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            conn.close()
+            path.unlink(missing_ok=True)
+            raise StoreError(f"cannot create the league database {path}: {error}") from None
+        return cls._tuned(conn, path)
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike) -> "Store":
+        """The league database of an existing league folder (or database file), for writing."""
+        path = database_path(folder)
+        if not path.is_file():
+            raise StoreError(f"{folder} holds no league ({DB_NAME} not found): give a folder "
+                             "made by `arena league run`")
+        return cls._tuned(cls._existing(path).conn, path)
+
+    @classmethod
+    def _existing(cls, path: Path) -> "Store":
+        conn = _connect(path, read_only=False)
+        _check_ours(conn, path)
+        return cls(conn, path)
+
+    @classmethod
+    def _tuned(cls, conn: sqlite3.Connection, path: Path) -> "Store":
+        # WAL with synchronous=NORMAL: a commit survives the process being killed (it is in the
+        # WAL file), and costs no fsync per match.
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return cls(conn, path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- league ----------------------------------------------------------------------------
+    def league_name(self) -> str:
+        return self.conn.execute("SELECT name FROM league").fetchone()[0]
+
+    def config(self) -> dict:
+        return json.loads(self.conn.execute("SELECT config FROM league").fetchone()[0])
+
+    def bots(self) -> list[BotEntry]:
+        return [BotEntry(name, version, source, tuple(json.loads(games)))
+                for name, version, source, games in
+                self.conn.execute("SELECT name, version, source, games FROM bots ORDER BY name")]
+
+    def progress(self) -> tuple[int, int]:
+        """(matches stored, matches planned)."""
+        done = self.conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+        return done, self.conn.execute("SELECT planned FROM league").fetchone()[0]
+
+    def finished_ids(self) -> set[str]:
+        return {row[0] for row in self.conn.execute("SELECT id FROM matches")}
+
+    # -- matches ---------------------------------------------------------------------------
+    def add_match(self, finished: FinishedMatch) -> None:
+        """Stores one finished match in one transaction; a match already stored is an error."""
+        spec, record = finished.spec, finished.record
+        labels = {bot.name: bot.label for bot in self.bots_by_name().values()}
+        result = record["result"]
+        forfeit = result.get("forfeit") or {}
+        row = (spec.id, spec.order, spec.deal, spec.seed,
+               json.dumps([labels[name] for name in spec.seats]),
+               json.dumps(result["scores"]), json.dumps(result["ranks"]), result["end"],
+               forfeit.get("seat"), forfeit.get("reason"),
+               json.dumps(record, separators=(",", ":")), finished.started, finished.seconds,
+               finished.worker, time.time())
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(f"INSERT INTO matches VALUES ({', '.join('?' * len(row))})", row)
+            self.conn.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            self.conn.execute("ROLLBACK")
+            raise StoreError(f"match {spec.id} is already stored in {self.path}: two runs of "
+                             "one league at once?") from None
+
+    def bots_by_name(self) -> dict[str, BotEntry]:
+        if self._bots is None:
+            self._bots = {bot.name: bot for bot in self.bots()}
+        return self._bots
+
+    def records(self) -> list[dict]:
+        """Every stored match record, in schedule order."""
+        return [json.loads(row[0]) for row in
+                self.conn.execute("SELECT record FROM matches ORDER BY ord")]
+
+    def results(self) -> list[tuple[str, list, list, str]]:
+        """(match id, scores, ranks, end) per stored match in schedule order: what
+        determinism compares (records also hold timings, which differ run to run)."""
+        return [(match_id, json.loads(scores), json.loads(ranks), end) for
+                match_id, scores, ranks, end in self.conn.execute(
+                    "SELECT id, scores, ranks, end_kind FROM matches ORDER BY ord")]
+
+
+def read_outcomes(league: str | os.PathLike) -> list[Outcome]:
+    """Every stored match of a league as ratings Outcomes, in schedule order. Read-only.
+
+    Safe on a league that is still running (WAL: readers never block the writer).
+    """
+    path = database_path(league)
+    if not path.is_file():
+        raise StoreError(f"{league} holds no league ({DB_NAME} not found): give a folder made "
+                         "by `arena league run`")
+    conn = _connect(path, read_only=True)
+    try:
+        _check_ours(conn, path)
+        rows = conn.execute("SELECT id, ord, bots, ranks, scores, deal, forfeit_seat "
+                            "FROM matches ORDER BY ord").fetchall()
+    except sqlite3.Error as error:
+        raise StoreError(f"cannot read the league database {path}: {error}") from None
+    finally:
+        conn.close()
+    return [Outcome(match_id=match_id, order=order, bots=tuple(json.loads(bots)),
+                    ranks=tuple(json.loads(ranks)),
+                    scores=tuple(float(score) for score in json.loads(scores)),
+                    deal=deal, forfeit_seat=forfeit_seat)
+            for match_id, order, bots, ranks, scores, deal, forfeit_seat in rows]

@@ -1,0 +1,140 @@
+"""League schedules are fair and deterministic (arena/schedule.py; issue 6)."""
+from __future__ import annotations
+
+import collections
+import itertools
+import math
+import random
+
+import pytest
+
+from arena.schedule import ScheduleError, balanced_sample, deal_seed, expand, rotations
+
+
+BOTS = ["ada", "bob", "cyd", "dee", "eve"]
+
+
+def seatings_per_deal(specs):
+    by_deal = collections.defaultdict(list)
+    for spec in specs:
+        by_deal[spec.deal_index].append(spec.seats)
+    return by_deal
+
+
+def test_two_players_round_robin_every_deal_twice_with_seats_swapped():
+    specs = expand(BOTS, players=2, deals=3, seed=1)
+    for seatings in seatings_per_deal(specs).values():
+        assert len(seatings) == 2 * math.comb(len(BOTS), 2)
+        for first, second in itertools.combinations(BOTS, 2):
+            assert (first, second) in seatings and (second, first) in seatings
+
+
+def test_every_match_of_a_deal_uses_the_same_deal_seed_and_deals_differ():
+    specs = expand(BOTS, players=2, deals=4, seed=1)
+    seeds = {spec.deal_index: {s.seed for s in specs if s.deal_index == spec.deal_index}
+             for spec in specs}
+    assert all(len(found) == 1 for found in seeds.values())
+    assert len({found.pop() for found in seeds.values()}) == 4
+
+
+def test_three_players_every_group_in_every_rotation():
+    specs = expand(BOTS, players=3, deals=2, seed=9)
+    for seatings in seatings_per_deal(specs).values():
+        groups = collections.Counter(frozenset(seats) for seats in seatings)
+        assert set(groups) == {frozenset(g) for g in itertools.combinations(BOTS, 3)}
+        assert set(groups.values()) == {3}
+        for seats in seatings:
+            assert set(rotations(seats)) <= set(seatings)
+
+
+def test_each_bot_sits_in_each_seat_equally_often():
+    for players in (2, 3, 4):
+        specs = expand(BOTS, players=players, deals=2, seed=3)
+        per_seat = collections.Counter((spec.seats[i], i) for spec in specs
+                                       for i in range(players))
+        assert len(set(per_seat.values())) == 1, players
+        assert len(per_seat) == len(BOTS) * players
+
+
+def test_one_player_every_bot_plays_the_same_deals():
+    specs = expand(BOTS, players=1, deals=3, seed=5)
+    for deal_index, seatings in seatings_per_deal(specs).items():
+        assert sorted(seats[0] for seats in seatings) == sorted(BOTS)
+        assert {s.deal for s in specs if s.deal_index == deal_index} == {f"d{deal_index}"}
+
+
+def test_seat_rotations_of_one_table_share_a_deal_label_other_tables_do_not():
+    specs = expand(BOTS, players=2, deals=1, seed=5)
+    by_label = collections.defaultdict(list)
+    for spec in specs:
+        by_label[spec.deal].append(spec.seats)
+    assert all(len(seatings) == 2 for seatings in by_label.values())
+    assert len(by_label) == math.comb(len(BOTS), 2)
+
+
+def test_too_many_groups_are_sampled_with_equal_counts_per_bot():
+    bots = [f"bot{i}" for i in range(12)]
+    specs = expand(bots, players=4, deals=1, seed=2, max_tables=30)
+    groups = {frozenset(spec.seats) for spec in specs}
+    assert len(groups) == 30
+    tables_per_bot = collections.Counter(bot for group in groups for bot in group)
+    assert set(tables_per_bot.values()) == {10}          # 30 tables x 4 seats / 12 bots
+
+
+def test_balanced_sample_spread_is_at_most_one():
+    bots = [f"b{i}" for i in range(7)]
+    groups = balanced_sample(bots, 3, 10, random.Random(4))
+    counts = collections.Counter(bot for group in groups for bot in group)
+    assert max(counts.values()) - min(counts.values()) <= 1
+    assert len(set(groups)) == 10
+
+
+def test_gauntlet_plays_one_bot_against_all_others_with_the_same_fairness():
+    specs = expand(BOTS, players=2, deals=2, seed=1, gauntlet="cyd")
+    assert all("cyd" in spec.seats for spec in specs)
+    opponents = collections.Counter(bot for spec in specs for bot in spec.seats if bot != "cyd")
+    assert set(opponents) == set(BOTS) - {"cyd"} and len(set(opponents.values())) == 1
+    seat_of_cyd = collections.Counter(spec.seats.index("cyd") for spec in specs)
+    assert seat_of_cyd[0] == seat_of_cyd[1]
+
+
+def test_gauntlet_with_three_players_keeps_rotations():
+    specs = expand(BOTS, players=3, deals=1, seed=1, gauntlet="ada")
+    assert len(specs) == math.comb(4, 2) * 3
+    assert collections.Counter(spec.seats.index("ada") for spec in specs) == {0: 6, 1: 6, 2: 6}
+
+
+def test_same_seed_same_schedule_other_seed_other_deals():
+    first = expand(BOTS, players=3, deals=3, seed=11)
+    assert first == expand(BOTS, players=3, deals=3, seed=11)
+    assert [s.seed for s in first] != [s.seed for s in expand(BOTS, 3, 3, seed=12)]
+
+
+def test_ids_are_unique_and_stable():
+    specs = expand(BOTS, players=2, deals=3, seed=1)
+    assert len({spec.id for spec in specs}) == len(specs)
+    assert specs[0].id == "d0000:ada,bob" and specs[1].id == "d0000:bob,ada"
+    assert [spec.order for spec in specs] == list(range(len(specs)))
+
+
+def test_deal_seed_is_a_fixed_function_of_league_seed_and_deal():
+    assert deal_seed(1, 0) == deal_seed(1, 0)
+    assert 0 <= deal_seed(1, 0) < 2 ** 63
+    assert deal_seed(1, 0) != deal_seed(1, 1) != deal_seed(2, 1)
+
+
+@pytest.mark.parametrize("bots, players, gauntlet, message", [
+    (["a", "b"], 3, None, "need at least 3 bots"),
+    (["a", "a"], 2, None, "share a name"),
+    (["a", "b,c"], 2, None, "cannot be used"),
+    (["a", "b"], 2, "z", "not in the league"),
+    (["a", "b"], 1, "a", "at least 2 players"),
+])
+def test_impossible_leagues_are_refused_with_a_reason(bots, players, gauntlet, message):
+    with pytest.raises(ScheduleError, match=message):
+        expand(bots, players, deals=1, seed=0, gauntlet=gauntlet)
+
+
+def test_zero_deals_is_refused():
+    with pytest.raises(ScheduleError, match="at least 1 deal"):
+        expand(BOTS, 2, deals=0, seed=0)
