@@ -40,3 +40,5 @@ def bench() -> None:
 
 # Each module below registers its commands on `main` (or `bench`) when imported.
 from arena.cli import play  # noqa: E402,F401
+from arena.cli import games_cmds  # noqa: E402,F401
+from arena.cli import bench_engine  # noqa: E402,F401

@@ -1,0 +1,1 @@
+"""Benchmarks: measurements that print figures (never timed tests). One module per subject."""

@@ -1,0 +1,34 @@
+"""`arena bench engine`: random-playout speed per game and player count (arena/bench/engine.py)."""
+from __future__ import annotations
+
+import json
+
+import click
+from tabulate import tabulate
+
+from arena.bench import engine as engine_bench
+from arena.cli import bench
+
+
+@bench.command("engine")
+@click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True), default=2.0,
+              show_default=True, help="Wall time of random playouts per game and player count.")
+@click.option("--game", "game_ids", multiple=True, metavar="GAME",
+              help="Only this game (repeatable); default: every registered game.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> None:
+    """Random-playout speed: plies and games per second on one core, next to the targets."""
+    configs = engine_bench.configurations(list(game_ids))
+    figures = [engine_bench.measure(game_id, players, seconds) for game_id, players in configs]
+    if as_json:
+        click.echo(json.dumps({"benchmark": "engine", "seconds_per_configuration": seconds,
+                               "results": [figure.to_json() for figure in figures]}))
+        return
+    rows = [(f.game, f.players, f.games, f.plies, f"{f.plies_per_second:,.0f}",
+             "" if f.target_plies_per_second is None else f"{f.target_plies_per_second:,}",
+             {None: "", True: "yes", False: "NO"}[f.meets_target], f"{f.games_per_second:,.1f}")
+            for f in figures]
+    click.echo(tabulate(rows, headers=("game", "players", "games", "plies", "plies/s",
+                                       "target plies/s", "met", "games/s"),
+                        colalign=("left", "right", "right", "right", "right", "right",
+                                  "left", "right")))

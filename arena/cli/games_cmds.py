@@ -1,0 +1,72 @@
+"""`arena games` (what can be played) and `arena verify` (replay records through the engine)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from tabulate import tabulate
+
+from arena.cli import main
+from engine import records, registry
+from engine.core import Game, Option
+
+
+@main.command("games")
+def games_command() -> None:
+    """List the games: id, title, player counts and rule options (default, allowed values)."""
+    rows = [(game.id, game.title, _player_span(game), _options_text(game.options))
+            for game in registry.games().values()]
+    click.echo(tabulate(rows, headers=("id", "title", "players", "options (default)"),
+                        tablefmt="simple"))
+
+
+def _player_span(game: Game) -> str:
+    if game.min_players == game.max_players:
+        return str(game.min_players)
+    return f"{game.min_players}-{game.max_players}"
+
+
+def _options_text(options: tuple[Option, ...]) -> str:
+    if not options:
+        return "none"
+    lines = []
+    for option in options:
+        line = f"{option.key}={option.default} ({option.kind})"
+        if option.choices:
+            line += f" one of: {', '.join(map(str, option.choices))}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@main.command("verify")
+@click.argument("record_files", metavar="RECORD.json...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, allow_dash=True))
+@click.pass_context
+def verify_command(ctx: click.Context, record_files: tuple[str, ...]) -> None:
+    """Replay each match record through the engine; print one JSON line per record.
+
+    A line is {"ok": true, "scores": [...], "ranks": [...], ...} or {"ok": false, "ply": K,
+    "error": "..."} with K the first failing move (null: the record cannot be read). Exit
+    status: 0 all verify, 1 a move or result fails, 2 a record cannot be read (the highest
+    over all records). "-" reads a record from standard input.
+    """
+    status = records.VERIFIED
+    for path in record_files:
+        verdict = _verify_file(path)
+        click.echo(json.dumps(verdict))
+        status = max(status, records.exit_status(verdict))
+    ctx.exit(status)
+
+
+def _verify_file(path: str) -> dict:
+    try:
+        if path == "-":
+            text = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as file:
+                text = file.read()
+    except OSError as error:
+        return {"ok": False, "ply": None,
+                "error": f"record cannot be read: {path}: {error.strerror or error}"}
+    return records.verify(text)
