@@ -20,8 +20,8 @@ from engine.core import (CHANCE, GameNotOverError, IllegalMoveError, InvalidSetu
                          State)
 
 MAX_PLIES = 20_000          # far above any real game; a game still running there never ends
-GAMES_PER_GAME = 240        # random games per game for the cheap checks, split over counts
-CAREFUL_GAMES = 6           # games per configuration for the costly per-ply checks
+GAMES_PER_GAME = 300        # random games per game for the cheap checks, split over counts
+CAREFUL_GAMES = 8           # games per configuration for the costly per-ply checks
 
 
 def _configurations():

@@ -19,6 +19,11 @@ def games_command() -> None:
             for game in registry.games().values()]
     click.echo(tabulate(rows, headers=("id", "title", "players", "options (default)"),
                         tablefmt="simple"))
+    helps = [f"  {game.id} {option.key}: {option.help}"
+             for game in registry.games().values() for option in game.options]
+    if helps:
+        click.echo("\nOptions (arena play GAME --option KEY=VALUE):")
+        click.echo("\n".join(helps))
 
 
 def _player_span(game: Game) -> str:

@@ -1,0 +1,70 @@
+"""`arena games` lists what can be played; `arena bench engine` measures random-playout speed.
+
+The benchmark runs only briefly here: its figures are checked for shape and sign, never for
+size (speed targets are read from the benchmark's own output, not asserted in tests).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from engine import registry
+
+WRITTEN = [game_id for game_id in registry.ids()
+           if importlib.util.find_spec(f"engine.games.{game_id.replace('-', '_')}")]
+
+
+def run(*args: str):
+    result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
+
+
+def test_games_lists_every_game_with_players_and_options():
+    if len(WRITTEN) < len(registry.ids()):
+        pytest.skip("not every game is written yet")
+    result = run("games")
+    assert result.exit_code == 0
+    for game in registry.games().values():
+        row = next(line for line in result.output.splitlines() if line.startswith(game.id + " "))
+        assert game.title in row
+        span = (str(game.min_players) if game.min_players == game.max_players
+                else f"{game.min_players}-{game.max_players}")
+        assert f" {span} " in row
+        for option in game.options:
+            assert f"{option.key}={option.default}" in result.output
+
+
+@pytest.mark.parametrize("game_id", WRITTEN)
+def test_bench_engine_json_gives_positive_figures_per_player_count(game_id):
+    result = run("bench", "engine", "--game", game_id, "--seconds", "0.02", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    game = registry.get(game_id)
+    assert [(row["game"], row["players"]) for row in report["results"]] == \
+        [(game_id, n) for n in range(game.min_players, game.max_players + 1)]
+    for row in report["results"]:
+        assert row["games"] >= 1 and row["plies"] > 0 and row["seconds"] > 0
+        assert row["plies_per_second"] > 0 and row["games_per_second"] > 0
+        assert (row["target_plies_per_second"] is None) == (row["meets_target"] is None)
+
+
+def test_bench_engine_table_shows_the_target_next_to_the_figure():
+    if "mandala" not in WRITTEN:
+        pytest.skip("game mandala is not written yet")
+    result = run("bench", "engine", "--game", "mandala", "--seconds", "0.02")
+    assert result.exit_code == 0
+    header, _, row = result.output.splitlines()[:3]
+    assert "plies/s" in header and "target plies/s" in header and "games/s" in header
+    assert row.split()[:2] == ["mandala", "2"] and "80,000" in row
+
+
+def test_bench_engine_refuses_an_unknown_game_in_one_line():
+    result = run("bench", "engine", "--game", "chess", "--seconds", "0.01")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "arena: error: unknown game 'chess' (known games: mandala, flowers-mandala, flowers)"]

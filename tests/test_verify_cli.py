@@ -1,0 +1,132 @@
+"""`arena verify`: one JSON line per record, in order; exit 0 / 1 / 2 as shared/records.md says.
+
+Records come from real `arena play` matches; bad inputs are written as files. The exit codes
+are checked both in-process (CliRunner) and through the installed `arena` console script.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+
+pytest.importorskip("engine.games.mandala", reason="game mandala is not written yet")
+
+
+def run(*args: str):
+    result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
+
+
+def lines(result) -> list[dict]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> dict:
+    """A record written by `arena play` between two random bots."""
+    path = tmp_path_factory.mktemp("records") / "match.json"
+    result = run("play", "mandala", "--seed", "11", "--bot", "random", "--bot", "random",
+                 "--quiet", "--record", str(path))
+    assert result.exit_code == 0, result.output
+    return json.loads(path.read_text())
+
+
+@pytest.fixture
+def write(tmp_path):
+    """write(name, record or text) -> the path of a record file."""
+    def write_file(name: str, content) -> str:
+        path = tmp_path / name
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+        return str(path)
+    return write_file
+
+
+def changed(record: dict, **changes) -> dict:
+    return json.loads(json.dumps({**record, **changes}))
+
+
+def test_a_played_match_verifies_with_its_result(played, write):
+    result = run("verify", write("good.json", played))
+    assert result.exit_code == 0
+    assert lines(result) == [{"ok": True, "scores": played["result"]["scores"],
+                              "ranks": played["result"]["ranks"], "end": "normal"}]
+
+
+def test_an_illegal_move_at_ply_k_reports_ply_k_and_exit_1(played, write):
+    record = changed(played)
+    record["moves"][9][1] = "field 7 red 1"
+    result = run("verify", write("illegal.json", record))
+    assert result.exit_code == 1
+    [line] = lines(result)
+    assert (line["ok"], line["ply"]) == (False, 9) and "field 7 red 1" in line["error"]
+
+
+def test_moves_stopping_early_report_len_moves_and_exit_1(played, write):
+    record = changed(played, moves=played["moves"][:20])
+    result = run("verify", write("short.json", record))
+    assert (result.exit_code, lines(result)[0]["ply"]) == (1, 20)
+
+
+def test_a_stored_result_that_differs_reports_len_moves_and_exit_1(played, write):
+    result_dict = dict(played["result"], scores=[99, 98])
+    result = run("verify", write("result.json", changed(played, result=result_dict)))
+    assert (result.exit_code, lines(result)[0]["ply"]) == (1, len(played["moves"]))
+
+
+@pytest.mark.parametrize("name,content,says", [
+    ("not-json.json", "this is not json", "not JSON"),
+    ("format.json", {"format": "arena-record/0"}, "format"),
+    ("game.json", {"game": "go"}, "unknown game"),
+    ("option.json", {"options": {"colours": 7}}, "colours"),
+    ("setup.json", {"setup": {"cups": [], "hands": [], "mountains": [], "deck": []}}, "setup"),
+])
+def test_a_record_that_cannot_be_read_reports_ply_null_and_exit_2(played, write, name,
+                                                                  content, says):
+    text = content if isinstance(content, str) else json.dumps(changed(played, **content))
+    result = run("verify", write(name, text))
+    assert result.exit_code == 2
+    [line] = lines(result)
+    assert (line["ok"], line["ply"]) == (False, None) and says in line["error"]
+
+
+def test_a_missing_file_reports_ply_null_and_exit_2(tmp_path):
+    missing = str(tmp_path / "nowhere.json")
+    result = run("verify", missing)
+    assert result.exit_code == 2
+    [line] = lines(result)
+    assert line["ply"] is None and "nowhere.json" in line["error"]
+
+
+def test_one_line_per_record_in_order_and_the_highest_exit_status(played, write):
+    good = write("good.json", played)
+    bad_move = write("bad.json", changed(played, moves=played["moves"][:3]))
+    unreadable = write("unreadable.json", "[]")
+    result = run("verify", good, bad_move, good)
+    assert result.exit_code == 1
+    assert [line["ok"] for line in lines(result)] == [True, False, True]
+    result = run("verify", unreadable, good, bad_move)
+    assert result.exit_code == 2
+    assert [(line["ok"], line.get("ply")) for line in lines(result)] == \
+        [(False, None), (True, None), (False, 3)]
+
+
+def test_the_installed_command_exits_0_1_2_without_a_traceback(played, write):
+    arena = shutil.which("arena")
+    assert arena, "the arena console script is not installed (pip install -e .)"
+    good = write("good.json", played)
+    failing = write("failing.json", changed(played, moves=played["moves"][:5]))
+    broken = write("broken.json", "{")
+    for files, status, plies in [([good], 0, [None]), ([good, failing], 1, [None, 5]),
+                                 ([failing, broken, good], 2, [5, None, None])]:
+        done = subprocess.run([arena, "verify", *files], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == status, done.stderr
+        assert "Traceback" not in done.stderr
+        verdicts = [json.loads(line) for line in done.stdout.splitlines()]
+        assert [verdict.get("ply") for verdict in verdicts] == plies
