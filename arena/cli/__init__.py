@@ -42,3 +42,5 @@ def bench() -> None:
 from arena.cli import play  # noqa: E402,F401
 from arena.cli import games_cmds  # noqa: E402,F401
 from arena.cli import bench_engine  # noqa: E402,F401
+from arena.cli import ladder  # noqa: E402,F401
+from arena.cli import bench_ratings  # noqa: E402,F401

@@ -1,0 +1,90 @@
+"""`arena ladder`: the Elo ladder of one league, or of several leagues of one game merged.
+
+Reads only what the league store holds, so it works on a league that is still running.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Sequence
+
+import click
+
+from arena.cli import main
+from arena.errors import ArenaError
+from arena.ratings import Outcome
+from arena.report import FORMATS, ladder_text
+from arena.store import Store, read_outcomes
+
+
+def parse_anchor(text: str | None) -> tuple[str, float] | None:
+    """`BOT=RATING` -> (bot, rating); ArenaError naming the expected form."""
+    if text is None:
+        return None
+    bot, sep, rating = text.partition("=")
+    try:
+        value = float(rating)
+    except ValueError:
+        value = None
+    if not sep or not bot or value is None:
+        raise ArenaError(f"--anchor wants BOT=RATING, e.g. greedy=1500, not {text!r}")
+    return bot, value
+
+
+def read_leagues(folders: Sequence[str]) -> list[Outcome]:
+    """The outcomes of every league folder, checked to be of one game and set of rules.
+
+    Deal names are prefixed by the league seed: leagues with different seeds played
+    different cards even where their deal names agree, while leagues with the same seed
+    (and game and rules) played the same deals, so their matches share clusters.
+    """
+    outcomes: list[Outcome] = []
+    seen: dict[Path, str] = {}
+    first: tuple[str, dict] | None = None
+    for folder in folders:
+        where = Path(folder).resolve()
+        if where in seen:
+            raise ArenaError(f"league {folder} is given twice: its matches would count double")
+        seen[where] = folder
+        with Store.open(folder) as store:
+            config = store.config()
+        # Rules are the game and its options: leagues under other rules are not comparable.
+        rules = (config.get("game"), config.get("options") or {})
+        if first is None:
+            first = (folder, rules)
+        elif rules != first[1]:
+            raise ArenaError(
+                f"league {folder} is {_describe(rules)} but {first[0]} is "
+                f"{_describe(first[1])}: merge only leagues of the same game and options")
+        prefix = f"seed {config.get('seed')}|" if len(folders) > 1 else ""
+        offset = len(outcomes)
+        outcomes.extend(
+            dataclasses.replace(outcome, match_id=f"{folder}|{outcome.match_id}",
+                                order=offset + outcome.order, deal=prefix + outcome.deal)
+            if prefix else outcome
+            for outcome in read_outcomes(folder))
+    return outcomes
+
+
+def _describe(rules: tuple) -> str:
+    game, options = rules
+    shown = " ".join(f"{key}={value}" for key, value in sorted(options.items()))
+    return f"{game}" + (f" with {shown}" if shown else "")
+
+
+@main.command()
+@click.argument("leagues", nargs=-1, required=True, metavar="RESULTS/NAME...")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+              show_default=True, help="How to print the table.")
+@click.option("--matrix", is_flag=True,
+              help="Print the pairwise score matrix instead of the ladder.")
+@click.option("--anchor", metavar="BOT=RATING", default=None,
+              help="Pin one bot's rating (default: ratings average 0).")
+def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None) -> None:
+    """Elo ladder (maximum likelihood, 95% intervals, LOS) of one or more leagues.
+
+    Several leagues of the same game are merged into one ladder; a league still running
+    is rated on the matches stored so far.
+    """
+    anchor_pair = parse_anchor(anchor)
+    click.echo(ladder_text(read_leagues(leagues), fmt, anchor=anchor_pair, matrix=matrix))

@@ -1,0 +1,161 @@
+"""Tables people read: the ladder and the pairwise score matrix, as table, markdown, csv or json.
+
+Only presentation lives here; every number comes from `arena.ratings`. The league calls
+`ladder_text(outcomes)` at the end of a run; `arena ladder` calls the same functions.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Sequence
+
+from tabulate import tabulate
+
+from arena.errors import ArenaError
+from arena.ratings import Ladder, Outcome, find_bot, ladder, score_matrix
+
+FORMATS = ("table", "markdown", "csv", "json")
+_TABLEFMT = {"table": "simple", "markdown": "github"}
+
+
+def _name_and_version(label: str) -> tuple[str, str]:
+    """"greedy@1a2b3c4d" -> ("greedy", "1a2b3c4d"); a label without a version keeps ""."""
+    name, _, version = label.partition("@")
+    return name, version
+
+
+def _shown(label: str) -> str:
+    name, version = _name_and_version(label)
+    return f"{name} ({version})" if version else name
+
+
+def _rounded(value: float | None, digits: int = 1) -> float | None:
+    """Rounded, with NaN as None and no "-0.0"."""
+    if value is None or math.isnan(value):
+        return None
+    return round(value, digits) + 0.0
+
+
+def _cell(value: float | None, suffix: str = "") -> str:
+    return "-" if value is None else f"{value:.1f}{suffix}"
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise ArenaError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
+
+
+def ladder_records(table: Ladder) -> list[dict]:
+    """One plain dict per ladder row: what csv and json print (percentages 0-100)."""
+    records = []
+    for row in table.rows:
+        name, version = _name_and_version(row.bot)
+        records.append({
+            "rank": row.rank, "bot": name, "version": version, "elo": _rounded(row.elo),
+            "interval": _rounded(row.interval), "games": row.games,
+            "score_pct": _rounded(row.score * 100), "wins": row.wins, "draws": row.draws,
+            "losses": row.losses, "forfeits": row.forfeits,
+            "los_next_pct": None if row.los_next is None else _rounded(row.los_next * 100),
+        })
+    return records
+
+
+def _notes(table: Ladder) -> list[str]:
+    fit = table.fit
+    scale = (f"{_shown(fit.anchor[0])} anchored at {fit.anchor[1]:g}" if fit.anchor
+             else "mean 0")
+    notes = [
+        f"Elo: maximum likelihood, {scale}. +/-: {table.confidence:.0%} interval, "
+        f"deals as clusters ({table.deals} deals).",
+        "LOS next: likelihood of superiority over the next row.",
+        "W/D/L and score % count pairwise results: n - 1 per n-seat match, "
+        "1-player games compared per deal.",
+    ]
+    if fit.virtual_draws:
+        notes.append("Some bots won or lost every point against the rest: one virtual draw "
+                     "per pair keeps the ratings finite.")
+    return notes
+
+
+def format_ladder(table: Ladder, fmt: str = "table") -> str:
+    """The ladder in one of FORMATS."""
+    _check_format(fmt)
+    records = ladder_records(table)
+    if fmt == "json":
+        fit = table.fit
+        return json.dumps({
+            "confidence": table.confidence, "deals": table.deals,
+            "anchor": {"bot": fit.anchor[0], "elo": fit.anchor[1]} if fit.anchor else None,
+            "virtual_draws": fit.virtual_draws, "ladder": records}, indent=2)
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({key: "" if value is None else value for key, value in record.items()}
+                         for record in records)
+        return out.getvalue().rstrip("\n")
+    rows = [[record["rank"], _shown(row.bot), _cell(record["elo"]), _cell(record["interval"]),
+             record["games"], _cell(record["score_pct"]),
+             f"{record['wins']}/{record['draws']}/{record['losses']}", record["forfeits"],
+             _cell(record["los_next_pct"], "%")]
+            for record, row in zip(records, table.rows)]
+    headers = ["rank", "bot (version)", "Elo", "+/-", "games", "score %", "W/D/L",
+               "forfeits", "LOS next"]
+    text = tabulate(rows, headers=headers, tablefmt=_TABLEFMT[fmt], disable_numparse=True,
+                    colalign=("right", "left") + ("right",) * 7)
+    return text + "\n\n" + "\n".join(_notes(table))
+
+
+_CSV_FIELDS = ["rank", "bot", "version", "elo", "interval", "games", "score_pct", "wins",
+               "draws", "losses", "forfeits", "los_next_pct"]
+
+
+def format_matrix(table: Ladder, outcomes: Sequence[Outcome], fmt: str = "table") -> str:
+    """Each row bot's score % against each column bot, bots in ladder order."""
+    _check_format(fmt)
+    order = [row.bot for row in table.rows]
+    matrix = score_matrix(outcomes, order)
+    n = len(order)
+    if fmt == "json":
+        return json.dumps({
+            "bots": order,
+            "score_pct": [[_rounded(matrix.score(i, j) * 100) for j in range(n)]
+                          for i in range(n)],
+            "results": [[int(matrix.games[i, j]) for j in range(n)] for i in range(n)]},
+            indent=2)
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["bot", "opponent", "points", "results", "score_pct"])
+        for i in range(n):
+            for j in range(n):
+                if matrix.games[i, j]:
+                    writer.writerow([order[i], order[j], _rounded(matrix.points[i, j]),
+                                     int(matrix.games[i, j]),
+                                     _rounded(matrix.score(i, j) * 100)])
+        return out.getvalue().rstrip("\n")
+    # Columns by rank number keep a wide matrix narrow; the rows say who each number is.
+    rows = [[f"{i + 1}. {_shown(order[i])}"]
+            + ["" if i == j else "-" if not matrix.games[i, j]
+               else f"{matrix.score(i, j) * 100:.1f} ({int(matrix.games[i, j])})"
+               for j in range(n)]
+            for i in range(n)]
+    text = tabulate(rows, headers=["bot"] + [str(j + 1) for j in range(n)],
+                    tablefmt=_TABLEFMT[fmt], disable_numparse=True,
+                    colalign=("left",) + ("right",) * n)
+    return text + "\n\nCell: the row bot's score % against the column bot (pairwise results)."
+
+
+def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
+                anchor: tuple[str, float] | None = None, matrix: bool = False) -> str:
+    """What the league prints at its end and `arena ladder` prints: ladder or matrix."""
+    _check_format(fmt)
+    if not outcomes:
+        raise ArenaError("no finished matches yet: nothing to rate")
+    if anchor is not None:  # "greedy" names greedy@... when it has one version
+        bots = sorted({bot for outcome in outcomes for bot in outcome.bots})
+        anchor = (find_bot(anchor[0], bots), anchor[1])
+    table = ladder(outcomes, anchor=anchor)
+    return format_matrix(table, outcomes, fmt) if matrix else format_ladder(table, fmt)
