@@ -17,8 +17,8 @@ from arena.cli import main
 pytest.importorskip("engine.games.mandala", reason="game mandala is not written yet")
 
 
-def run(*args: str):
-    result = CliRunner().invoke(main, list(args))
+def run(*args: str, stdin: str | None = None):
+    result = CliRunner().invoke(main, list(args), input=stdin)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result
 
@@ -101,6 +101,17 @@ def test_a_missing_file_reports_ply_null_and_exit_2(tmp_path):
     assert result.exit_code == 2
     [line] = lines(result)
     assert line["ply"] is None and "nowhere.json" in line["error"]
+
+
+def test_a_directory_is_a_record_that_cannot_be_read(played, write, tmp_path):
+    result = run("verify", str(tmp_path), write("good.json", played))
+    assert result.exit_code == 2
+    assert [line["ok"] for line in lines(result)] == [False, True]
+
+
+def test_a_dash_reads_the_record_from_standard_input(played):
+    result = run("verify", "-", stdin=json.dumps(played))
+    assert result.exit_code == 0 and lines(result)[0]["ok"] is True
 
 
 def test_one_line_per_record_in_order_and_the_highest_exit_status(played, write):

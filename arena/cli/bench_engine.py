@@ -30,5 +30,5 @@ def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> No
             for f in figures]
     click.echo(tabulate(rows, headers=("game", "players", "games", "plies", "plies/s",
                                        "target plies/s", "met", "games/s"),
-                        colalign=("left", "right", "right", "right", "right", "right",
+                        disable_numparse=True, colalign=("left", "right", "right", "right", "right", "right",
                                   "left", "right")))

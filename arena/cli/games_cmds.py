@@ -45,8 +45,9 @@ def _options_text(options: tuple[Option, ...]) -> str:
 
 
 @main.command("verify")
-@click.argument("record_files", metavar="RECORD.json...", nargs=-1, required=True,
-                type=click.Path(dir_okay=False, allow_dash=True))
+# Plain strings, not click.Path: a bad path is a record that cannot be read (a JSON line),
+# not a usage error that would hide the verdicts of the other records.
+@click.argument("record_files", metavar="RECORD.json...", nargs=-1, required=True)
 @click.pass_context
 def verify_command(ctx: click.Context, record_files: tuple[str, ...]) -> None:
     """Replay each match record through the engine; print one JSON line per record.
