@@ -1,0 +1,494 @@
+"""Mandala: two players build two shared mandalas and collect colours into a river and a cup.
+
+Rules: `shared/rules/mandala.md` (every [decision] there is implemented here).
+
+- Players: exactly 2; seat 0 moves first. No rule options. No chance moves: the setup holds
+  the whole deck order, so a match is fully determined by its setup and its moves.
+- Components: 108 cards, 18 of each colour `black green orange purple red yellow`; two
+  mandalas `0` and `1`, each a shared mountain plus one field per player; per player a river
+  (slots 1..6) and a cup (face down).
+- Setup (records.md): `{"cups": [[c, c], [c, c]], "hands": [[6 colours], [6 colours]],
+  "mountains": [[c, c], [c, c]], "deck": [88 colours, top first]}`, cups, hands and
+  mountains sorted.
+- Moves (notation of records.md, sorted by code point in the legal list):
+  `mountain M COLOUR` (play one card on mandala M's mountain, then draw up to 3 / to 8 held),
+  `field M COLOUR N` (N cards into your own field of M, keeping at least one card in hand),
+  `discard COLOUR N` (then draw N), `pass` (only with an empty hand; two in a row end the
+  game), and during a destruction `take COLOUR` (all mountain cards of that colour).
+- Observation (`proto/arena/v1/mandala.proto`, MandalaObservation): the seat, who is to move
+  and in which phase, the seat's own hand, both mandalas (mountains and fields), per seat the
+  river, hand size, cup size and the cup cards taken face up, the discard pile, the deck
+  size, the count of consecutive passes and the end reason. Never the opponent's hand, the
+  secret starting cup cards or the deck order.
+- Result: each cup card scores the river slot (1..6) of its colour, 0 if the colour is not in
+  that player's river; ranks by score, then fewer cards in cup; still tied: shared rank.
+
+Version: mandala/1 (rules file `shared/rules/mandala.md` as of issue 2).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping
+
+from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupError, State,
+                         ranks_from_keys)
+
+COLOURS = ("black", "green", "orange", "purple", "red", "yellow")
+"""Colour names, alphabetical: a colour's index in this tuple is its code everywhere below."""
+_INDEX = {name: c for c, name in enumerate(COLOURS)}
+CARDS_PER_COLOUR = 18
+HAND_LIMIT = 8          # a mountain action's draw stops at 8 cards in hand
+MOUNTAIN_DRAW = 3       # ...or after 3 cards drawn
+RIVER_SLOTS = 6
+_SIX = range(6)
+_MANDALAS = (0, 1)
+
+# How a setup is laid out: key -> (number of piles, cards per pile); the deck holds the rest.
+_SETUP_PILES = {"cups": 2, "hands": 6, "mountains": 2}
+_DECK_SIZE = 6 * CARDS_PER_COLOUR - 2 * sum(_SETUP_PILES.values())
+
+# Every move string, built once. Because colours are alphabetical and counts stay below 10,
+# generating moves in the nested order kind / mandala / colour / count yields a list that is
+# already in code-point order, so legal_moves never sorts.
+_DISCARD = [[f"discard {name} {n}" for n in range(1, HAND_LIMIT + 1)] for name in COLOURS]
+_FIELD = [[[f"field {m} {name} {n}" for n in range(1, HAND_LIMIT)] for name in COLOURS]
+          for m in _MANDALAS]
+_MOUNTAIN = [[f"mountain {m} {name}" for name in COLOURS] for m in _MANDALAS]
+_TAKE = [f"take {name}" for name in COLOURS]
+_PASS = "pass"
+
+# Move text -> (kind, mandala, colour, count): parsing is one dictionary look-up.
+_DISCARD_KIND, _FIELD_KIND, _MOUNTAIN_KIND, _TAKE_KIND, _PASS_KIND = range(5)
+_PARSE: dict[str, tuple[int, int, int, int]] = {_PASS: (_PASS_KIND, -1, -1, 0)}
+for _c in _SIX:
+    _PARSE[_TAKE[_c]] = (_TAKE_KIND, -1, _c, 0)
+    for _n in range(1, HAND_LIMIT + 1):
+        _PARSE[_DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, _n)
+    for _m in _MANDALAS:
+        _PARSE[_MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1)
+        for _n in range(1, HAND_LIMIT):
+            _PARSE[_FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, _n)
+
+_NOTATION_HELP = ("expected 'mountain M COLOUR', 'field M COLOUR N', 'discard COLOUR N', "
+                  "'take COLOUR' or 'pass' with M 0 or 1, N a count and COLOUR one of "
+                  + " ".join(COLOURS))
+
+# Why a game ended (observation field `end`).
+END_RIVER = "river"      # a sixth colour reached a river
+END_REFILL = "refill"    # a destroyed mandala could not be refilled with 2 cards
+END_PASSES = "passes"    # two passes in a row
+
+
+def _cards(counts: list[int]) -> list[str]:
+    """Colour counts as a sorted list of colour names."""
+    return [COLOURS[c] for c in _SIX for _ in range(counts[c])]
+
+
+class Mandala(Game):
+    id = "mandala"
+    title = "Mandala"
+    min_players = 2
+    max_players = 2
+    options = ()
+    has_chance = False
+
+    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
+        deck = [name for name in COLOURS for _ in range(CARDS_PER_COLOUR)]
+        rng.shuffle(deck)
+        # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1.
+        return {"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
+                "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
+                "mountains": [sorted(deck[16:18]), sorted(deck[18:20])],
+                "deck": deck[20:]}
+
+    def start(self, players: int, options: dict[str, Any],
+              setup: Mapping[str, Any]) -> "MandalaState":
+        self.check_players(players)
+        piles, deck = _read_setup(setup)
+        return MandalaState(self, options, piles, deck)
+
+
+def _read_setup(setup: Mapping[str, Any]) -> tuple[dict[str, list[list[int]]], list[int]]:
+    """The setup as colour codes, after checking it is a legal deal; InvalidSetupError if not."""
+    if not isinstance(setup, Mapping):
+        raise InvalidSetupError("mandala setup must be a JSON object with keys "
+                                "cups, hands, mountains and deck")
+    wanted = set(_SETUP_PILES) | {"deck"}
+    if set(setup) != wanted:
+        missing = ", ".join(sorted(wanted - set(setup))) or "none"
+        extra = ", ".join(sorted(map(str, set(setup) - wanted))) or "none"
+        raise InvalidSetupError(f"mandala setup must have exactly the keys cups, hands, "
+                                f"mountains and deck (missing: {missing}; unknown: {extra})")
+
+    def codes(where: str, cards: Any, size: int, must_sort: bool) -> list[int]:
+        if not isinstance(cards, list) or len(cards) != size:
+            raise InvalidSetupError(f"setup {where} must be a list of {size} colours")
+        for card in cards:
+            if card not in _INDEX:
+                raise InvalidSetupError(f"setup {where} holds {card!r}, which is not a colour "
+                                        f"(colours: {' '.join(COLOURS)})")
+        if must_sort and cards != sorted(cards):
+            raise InvalidSetupError(f"setup {where} must be sorted alphabetically")
+        return [_INDEX[card] for card in cards]
+
+    piles: dict[str, list[list[int]]] = {}
+    for key, size in _SETUP_PILES.items():
+        value = setup[key]
+        if not isinstance(value, list) or len(value) != 2:
+            raise InvalidSetupError(f"setup {key} must be a list of 2 lists (one per "
+                                    f"{'mandala' if key == 'mountains' else 'seat'})")
+        piles[key] = [codes(f"{key}[{i}]", value[i], size, True) for i in range(2)]
+    deck = codes("deck", setup["deck"], _DECK_SIZE, False)
+
+    every_card = deck + [c for pair in piles.values() for pile in pair for c in pile]
+    for c in _SIX:
+        if every_card.count(c) != CARDS_PER_COLOUR:
+            raise InvalidSetupError(
+                f"setup holds {every_card.count(c)} {COLOURS[c]} cards; a mandala deal holds "
+                f"exactly {CARDS_PER_COLOUR} of each colour")
+    return piles, deck
+
+
+def _counts(codes: list[int]) -> list[int]:
+    counts = [0] * 6
+    for c in codes:
+        counts[c] += 1
+    return counts
+
+
+class MandalaState(State):
+    """A Mandala position. Every pile is kept as six colour counts (index = colour code)."""
+
+    __slots__ = ("game", "players", "options", "setup", "_deck", "_top", "_hands", "_hand_size",
+                 "_secret", "_taken", "_river", "_slot", "_mountain", "_field", "_discard",
+                 "_turn", "_to_move", "_destroying", "_passes", "_end")
+
+    def __init__(self, game: Mandala, options: dict[str, Any],
+                 piles: dict[str, list[list[int]]], deck: list[int]):
+        self.game = game
+        self.players = 2
+        self.options = dict(options)
+        self.setup = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
+                      for key in _SETUP_PILES}
+        self.setup["deck"] = [COLOURS[c] for c in deck]
+        self._deck = deck                   # colour codes, top first; never changes
+        self._top = 0                       # index of the next card to draw
+        self._hands = [_counts(pile) for pile in piles["hands"]]
+        self._hand_size = [len(pile) for pile in piles["hands"]]
+        self._secret = [_counts(pile) for pile in piles["cups"]]   # face-down starting cards
+        self._taken = [[0] * 6, [0] * 6]    # cup cards taken face up in destructions
+        self._river = [[], []]              # colour codes in slot order (slot 1 first)
+        self._slot = [[0] * 6, [0] * 6]     # river slot (1..6) of each colour, 0 if absent
+        self._mountain = [_counts(pile) for pile in piles["mountains"]]
+        self._field = [[[0] * 6, [0] * 6] for _ in _MANDALAS]      # [mandala][seat][colour]
+        self._discard = [0] * 6
+        self._turn = 0                      # whose turn it is (during a destruction: the completer)
+        self._to_move: int | None = 0       # seat to decide now; None once over
+        self._destroying = -1               # mandala being taken apart, -1 if none
+        self._passes = 0                    # consecutive passes just played
+        self._end = ""                      # why the game ended, "" while it runs
+
+    # -- whose decision ------------------------------------------------------------------------
+    def to_move(self) -> int | None:
+        return self._to_move
+
+    def is_over(self) -> bool:
+        return self._to_move is None
+
+    def deck_size(self) -> int:
+        return len(self._deck) - self._top
+
+    # -- legal moves ---------------------------------------------------------------------------
+    def legal_moves(self) -> list[str]:
+        seat = self._to_move
+        if seat is None:
+            return []
+        if self._destroying >= 0:
+            mountain = self._mountain[self._destroying]
+            return [_TAKE[c] for c in _SIX if mountain[c]]
+        hand = self._hands[seat]
+        size = self._hand_size[seat]
+        if size == 0:
+            return [_PASS]
+        moves: list[str] = []
+        for c in _SIX:
+            if hand[c]:
+                moves += _DISCARD[c][:hand[c]]
+        spare = size - 1                    # a field action must leave one card in hand
+        if spare:
+            for m in _MANDALAS:
+                mountain = self._mountain[m]
+                theirs = self._field[m][1 - seat]
+                for c in _SIX:
+                    if hand[c] and not mountain[c] and not theirs[c]:
+                        moves += _FIELD[m][c][:min(hand[c], spare)]
+        for m in _MANDALAS:
+            field0, field1 = self._field[m]
+            for c in _SIX:
+                if hand[c] and not field0[c] and not field1[c]:
+                    moves.append(_MOUNTAIN[m][c])
+        return moves
+
+    # -- applying a move -----------------------------------------------------------------------
+    def apply(self, move: str) -> None:
+        action = _PARSE.get(move)
+        if action is None:
+            raise IllegalMoveError(move, f"not a mandala move ({_NOTATION_HELP})")
+        seat = self._to_move
+        if seat is None:
+            raise IllegalMoveError(move, f"the game is over ({self._end})")
+        kind, m, c, n = action
+        if self._destroying >= 0:
+            if kind != _TAKE_KIND:
+                raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
+                                             f"seat {seat} must take a colour from its mountain")
+            self._take(seat, c)
+            return
+        if kind == _TAKE_KIND:
+            raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
+        hand = self._hands[seat]
+        if kind == _PASS_KIND:
+            if self._hand_size[seat]:
+                raise IllegalMoveError(move, "pass is only allowed with an empty hand")
+            self._passes += 1
+            if self._passes == 2:
+                self._finish(END_PASSES)
+            else:
+                self._to_move = self._turn = 1 - seat
+            return
+        if hand[c] < n:
+            raise IllegalMoveError(move, f"seat {seat} holds {hand[c]} {COLOURS[c]} "
+                                         f"card(s), not {n}")
+        if kind == _DISCARD_KIND:
+            self._passes = 0
+            hand[c] -= n
+            self._discard[c] += n
+            self._hand_size[seat] -= n
+            self._draw(seat, n)
+        elif kind == _FIELD_KIND:
+            self._check_field(move, seat, m, c, n)
+            self._passes = 0
+            hand[c] -= n
+            self._hand_size[seat] -= n
+            self._field[m][seat][c] += n
+            if self._complete(m):
+                self._destroy(seat, m)
+                return
+        else:
+            field0, field1 = self._field[m]
+            if field0[c] or field1[c]:
+                owner = 0 if field0[c] else 1
+                raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {owner}'s field of "
+                                             f"mandala {m} (rule of colour)")
+            self._passes = 0
+            hand[c] -= 1
+            self._hand_size[seat] -= 1
+            self._mountain[m][c] += 1
+            # [decision] the player draws first, then completion is checked.
+            self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
+            if self._complete(m):
+                self._destroy(seat, m)
+                return
+        self._to_move = self._turn = 1 - seat
+
+    def _check_field(self, move: str, seat: int, m: int, c: int, n: int) -> None:
+        if self._mountain[m][c]:
+            raise IllegalMoveError(move, f"{COLOURS[c]} stands on the mountain of mandala {m} "
+                                         "(rule of colour)")
+        if self._field[m][1 - seat][c]:
+            raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {1 - seat}'s field of "
+                                         f"mandala {m} (rule of colour)")
+        if n >= self._hand_size[seat]:
+            raise IllegalMoveError(move, f"a field action must keep at least 1 card in hand "
+                                         f"(seat {seat} holds {self._hand_size[seat]})")
+
+    def _draw(self, seat: int, wanted: int) -> None:
+        """Moves up to `wanted` cards from the top of the deck to the seat's hand."""
+        top = self._top
+        end = min(top + wanted, len(self._deck))
+        hand = self._hands[seat]
+        for c in self._deck[top:end]:
+            hand[c] += 1
+        self._hand_size[seat] += end - top
+        self._top = end
+
+    def _complete(self, m: int) -> bool:
+        """All six colours stand somewhere in mandala m (mountain and both fields)."""
+        mountain = self._mountain[m]
+        field0, field1 = self._field[m]
+        for c in _SIX:
+            if not (mountain[c] or field0[c] or field1[c]):
+                return False
+        return True
+
+    def _destroy(self, completer: int, m: int) -> None:
+        """Starts taking mandala m apart: the larger field chooses first, on a tie the
+        player who did not complete it."""
+        mine = sum(self._field[m][completer])
+        theirs = sum(self._field[m][1 - completer])
+        self._destroying = m
+        self._to_move = completer if mine > theirs else 1 - completer
+
+    def _take(self, seat: int, c: int) -> None:
+        m = self._destroying
+        mountain = self._mountain[m]
+        count = mountain[c]
+        if not count:
+            raise IllegalMoveError(_TAKE[c], f"no {COLOURS[c]} card is left on the mountain "
+                                             f"of mandala {m}")
+        mountain[c] = 0
+        if self._slot[seat][c]:
+            self._taken[seat][c] += count
+        else:
+            river = self._river[seat]
+            river.append(c)                 # the lowest free slot
+            self._slot[seat][c] = len(river)
+            self._taken[seat][c] += count - 1
+            if len(river) == RIVER_SLOTS:
+                # The game ends at once: nothing more is taken, discarded or refilled.
+                self._finish(END_RIVER)
+                return
+        if any(mountain):
+            self._to_move = 1 - seat
+            return
+        for field in self._field[m]:
+            for colour in _SIX:
+                self._discard[colour] += field[colour]
+                field[colour] = 0
+        self._destroying = -1
+        if self.deck_size() < 2:
+            self._finish(END_REFILL)
+            return
+        mountain[self._deck[self._top]] += 1
+        mountain[self._deck[self._top + 1]] += 1
+        self._top += 2
+        # The turn passes to the opponent of the completer, whoever took last.
+        self._to_move = self._turn = 1 - self._turn
+
+    def _finish(self, reason: str) -> None:
+        self._end = reason
+        self._to_move = None
+
+    # -- results -------------------------------------------------------------------------------
+    def end_reason(self) -> str:
+        """Why the game ended (`river`, `refill`, `passes`), "" while it runs."""
+        return self._end
+
+    def cup_size(self, seat: int) -> int:
+        return sum(self._secret[seat]) + sum(self._taken[seat])
+
+    def _points(self, seat: int) -> list[int]:
+        """Per colour, what the seat's cup cards of that colour score."""
+        slot = self._slot[seat]
+        return [(self._secret[seat][c] + self._taken[seat][c]) * slot[c] for c in _SIX]
+
+    def scores(self) -> list[int]:
+        if self._to_move is not None:
+            raise GameNotOverError("mandala scores are known only once the game is over")
+        return [sum(self._points(seat)) for seat in (0, 1)]
+
+    def ranks(self) -> list[int]:
+        scores = self.scores()
+        # Higher score wins; tie: fewer cards in cup wins; still tied: shared rank.
+        return ranks_from_keys([(scores[seat], -self.cup_size(seat)) for seat in (0, 1)])
+
+    # -- what a seat sees ----------------------------------------------------------------------
+    def observation(self, seat: int) -> dict:
+        if seat not in (0, 1):
+            raise ValueError(f"mandala has seats 0 and 1, not {seat!r}")
+        to_move = self._to_move
+        if to_move is None:
+            phase = "over"
+        elif self._destroying >= 0:
+            phase = "take"
+        else:
+            phase = "turn"
+        return {
+            "seat": seat,
+            "to_move": -1 if to_move is None else to_move,
+            "phase": phase,
+            "destroying": self._destroying,
+            "completed_by": self._turn if self._destroying >= 0 else -1,
+            "hand": _cards(self._hands[seat]),
+            "mandalas": [{"mountain": _cards(self._mountain[m]),
+                          "fields": [{"cards": _cards(field)} for field in self._field[m]]}
+                         for m in _MANDALAS],
+            "players": [{"river": [COLOURS[c] for c in self._river[s]],
+                         "hand_size": self._hand_size[s],
+                         "cup_size": self.cup_size(s),
+                         "cup_taken": _cards(self._taken[s])}
+                        for s in (0, 1)],
+            "discard": _cards(self._discard),
+            "deck_size": self.deck_size(),
+            "passes": self._passes,
+            "end": self._end,
+        }
+
+    # -- copies and text -----------------------------------------------------------------------
+    def clone(self) -> "MandalaState":
+        other = MandalaState.__new__(MandalaState)
+        other.game = self.game
+        other.players = self.players
+        other.options = dict(self.options)
+        other.setup = self.setup            # never mutated after start
+        other._deck = self._deck            # never mutated
+        other._top = self._top
+        other._hands = [hand[:] for hand in self._hands]
+        other._hand_size = self._hand_size[:]
+        other._secret = [cup[:] for cup in self._secret]
+        other._taken = [cup[:] for cup in self._taken]
+        other._river = [river[:] for river in self._river]
+        other._slot = [slot[:] for slot in self._slot]
+        other._mountain = [mountain[:] for mountain in self._mountain]
+        other._field = [[field[:] for field in pair] for pair in self._field]
+        other._discard = self._discard[:]
+        other._turn = self._turn
+        other._to_move = self._to_move
+        other._destroying = self._destroying
+        other._passes = self._passes
+        other._end = self._end
+        return other
+
+    def render(self) -> str:
+        def pile(counts: list[int]) -> str:
+            return " ".join(f"{COLOURS[c]}x{counts[c]}" for c in _SIX if counts[c]) or "-"
+
+        lines = []
+        for m in _MANDALAS:
+            lines.append(f"mandala {m}: mountain {pile(self._mountain[m])} | "
+                         f"field0 {pile(self._field[m][0])} | field1 {pile(self._field[m][1])}")
+        for s in (0, 1):
+            river = " ".join(f"{slot}:{COLOURS[c]}" for slot, c in enumerate(self._river[s], 1))
+            lines.append(f"seat {s}: hand {self._hand_size[s]}, cup {self.cup_size(s)} "
+                         f"(taken {pile(self._taken[s])}), river {river or '-'}")
+        if self._to_move is None:
+            status = f"over ({self._end})"
+        elif self._destroying >= 0:
+            status = f"seat {self._to_move} takes from mandala {self._destroying}"
+        else:
+            status = f"seat {self._to_move} to move"
+        lines.append(f"deck {self.deck_size()}, discard {sum(self._discard)}; {status}")
+        return "\n".join(lines)
+
+    def render_result(self) -> str:
+        scores = self.scores()
+        ranks = self.ranks()
+        lines = [f"game over: {_END_TEXT[self._end]}"]
+        for s in (0, 1):
+            points = self._points(s)
+            parts = []
+            for slot, c in enumerate(self._river[s], 1):
+                cards = self._secret[s][c] + self._taken[s][c]
+                parts.append(f"{COLOURS[c]} {cards}x{slot}={points[c]}")
+            unscored = sum(self._secret[s][c] + self._taken[s][c]
+                           for c in _SIX if not self._slot[s][c])
+            if unscored:
+                parts.append(f"{unscored} card(s) of colours not in the river=0")
+            lines.append(f"seat {s}: {' + '.join(parts) or 'empty cup'} -> {scores[s]} points, "
+                         f"{self.cup_size(s)} cards in cup, rank {ranks[s]}")
+        return "\n".join(lines)
+
+
+_END_TEXT = {END_RIVER: "a sixth colour reached a river",
+             END_REFILL: "a destroyed mandala could not be refilled",
+             END_PASSES: "both players passed in a row"}
