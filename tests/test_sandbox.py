@@ -1,0 +1,372 @@
+"""The bot sandbox, with real bubblewrap and real processes: what a bot can and cannot do.
+
+Each test runs a small Python program as the bot (`python -c CODE` in a bot folder) and checks
+what the host sees: its listeners, its files, its process table, the bot's log.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from arena import sandbox
+from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable
+
+pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+
+
+@pytest.fixture
+def bot_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "own.txt").write_text("the bot's own file\n")
+    return folder
+
+
+def run_bot(bot_dir: Path, code: str, *, limits: Limits = Limits(), timeout: float = 30,
+            **options) -> tuple[int, str]:
+    """Runs `code` as a sandboxed bot to its end; (exit status, its log)."""
+    log = bot_dir.parent / "bot.log"
+    bot = sandbox.spawn([sys.executable, "-c", textwrap.dedent(code)], bot_dir, env={},
+                        limits=limits, log_path=log, **options)
+    try:
+        status = bot.wait(timeout)
+    finally:
+        bot.kill()
+    return status, log.read_text(errors="replace")
+
+
+def start_bot(bot_dir: Path, code: str, *, limits: Limits = Limits(), **options):
+    log = bot_dir.parent / "bot.log"
+    return sandbox.spawn([sys.executable, "-c", textwrap.dedent(code)], bot_dir, env={},
+                         limits=limits, log_path=log, **options), log
+
+
+def wait_for_line(log: Path, text: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text(errors="replace"):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"bot never wrote {text!r}; log: {log.read_text(errors='replace')}")
+
+
+def is_running(pid: int) -> bool:
+    """True while `pid` is a live process (a zombie awaiting its reaper counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes() and is_running(
+                        int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+# -- what the bot can reach ------------------------------------------------------------------
+
+def test_no_network_the_hosts_loopback_listener_sees_nothing(bot_dir):
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        status, log = run_bot(bot_dir, f"""
+            import socket
+            try:
+                socket.create_connection(("127.0.0.1", {port}), timeout=2)
+                print("connected")
+            except OSError as error:
+                print("no connection:", error)
+            """)
+        listener.settimeout(0.3)
+        with pytest.raises(socket.timeout):
+            listener.accept()
+    assert status == 0
+    assert "no connection" in log and "connected\n" not in log
+
+
+def test_a_planted_file_outside_the_bot_folder_cannot_be_read(bot_dir, tmp_path):
+    secret = tmp_path / "planted-secret.txt"
+    secret.write_text("do not read\n")
+    status, log = run_bot(bot_dir, f"""
+        try:
+            print("read:", open({str(secret)!r}).read())
+        except OSError as error:
+            print("refused:", type(error).__name__)
+        """)
+    assert status == 0
+    assert "refused: FileNotFoundError" in log and "do not read" not in log
+
+
+def test_the_host_beyond_system_and_python_is_invisible(bot_dir):
+    repo_root = Path(sandbox.__file__).resolve().parent.parent
+    home = Path.home()
+    status, log = run_bot(bot_dir, f"""
+        import os
+        print("repo visible:", os.path.exists({str(repo_root / "pyproject.toml")!r}))
+        home = {str(home)!r}
+        print("home holds:", sorted(os.listdir(home)) if os.path.isdir(home) else [])
+        print("top level:", sorted(os.listdir("/")))
+        """)
+    assert status == 0
+    assert "repo visible: False" in log
+    top = eval(log.split("top level:")[1].splitlines()[0])
+    assert set(top) <= {"bin", "bot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt",
+                        "proc", "sbin", "tmp", "usr", *Path(sys.prefix).parts[1:2]}
+    held = eval(log.split("home holds:")[1].splitlines()[0])
+    python_under_home = [Path(sys.prefix).relative_to(home).parts[0]] if Path(
+        sys.prefix).is_relative_to(home) else []
+    assert held == python_under_home  # of a home, only the way to the Python installation
+
+
+def test_the_bot_imports_the_arena_sdk_from_the_arena_package_only(bot_dir):
+    status, log = run_bot(bot_dir, """
+        import arena, arena.errors
+        print("arena at", arena.__file__)
+        try:
+            import engine
+            print("engine importable")
+        except ImportError:
+            print("no engine")
+        """)
+    assert status == 0
+    assert f"arena at {sandbox.LIB_DIR}/arena/__init__.py" in log and "no engine" in log
+
+
+def test_its_own_folder_is_read_only(bot_dir):
+    status, log = run_bot(bot_dir, """
+        print(open("own.txt").read().strip())
+        try:
+            open("own.txt", "a").write("changed")
+        except OSError as error:
+            print("write refused:", error.strerror)
+        """)
+    assert status == 0
+    assert "the bot's own file" in log and "write refused" in log
+    assert (bot_dir / "own.txt").read_text() == "the bot's own file\n"
+
+
+def test_another_bots_folder_cannot_be_written(bot_dir, tmp_path):
+    other = tmp_path / "other_bot"
+    other.mkdir()
+    (other / "bot.py").write_text("print('other bot')\n")
+    status, log = run_bot(bot_dir, f"""
+        try:
+            open({str(other / "bot.py")!r}, "w").write("hijacked")
+            print("wrote")
+        except OSError as error:
+            print("refused:", type(error).__name__)
+        """)
+    assert status == 0 and "refused" in log
+    assert (other / "bot.py").read_text() == "print('other bot')\n"
+
+
+def test_its_tmp_is_writable_and_private(bot_dir):
+    marker = "/tmp/arena-sandbox-test-marker"
+    status, log = run_bot(bot_dir, f"""
+        open({marker!r}, "w").write("scratch")
+        print("tmp holds:", open({marker!r}).read())
+        """)
+    assert status == 0 and "tmp holds: scratch" in log
+    assert not os.path.exists(marker)
+
+
+def test_a_shared_folder_is_writable_and_its_socket_reachable(bot_dir, tmp_path):
+    shared = tmp_path / "sock"
+    shared.mkdir(mode=0o700)
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(shared / "arena.sock"))
+        server.listen()
+        status, log = run_bot(bot_dir, f"""
+            import socket
+            client = socket.socket(socket.AF_UNIX)
+            client.connect({str(shared / "arena.sock")!r})
+            client.sendall(b"hello")
+            open({str(shared / "note")!r}, "w").write("x")
+            print("connected")
+            """, bind_rw=[shared])
+        server.settimeout(2)
+        connection, _ = server.accept()
+        assert connection.recv(5) == b"hello"
+        connection.close()
+    assert status == 0, log
+    assert (shared / "note").read_text() == "x"
+
+
+# -- resource limits ---------------------------------------------------------------------------
+
+def test_allocating_4_gib_fails_under_the_default_1_gib_limit(bot_dir):
+    status, log = run_bot(bot_dir, """
+        try:
+            block = bytearray(4 << 30)
+            print("allocated")
+        except MemoryError:
+            print("MemoryError")
+        """)
+    assert status == 0 and "MemoryError" in log
+
+
+def test_the_cpu_limit_ends_a_busy_bot(bot_dir):
+    started = time.monotonic()
+    status, log = run_bot(bot_dir, "while True: pass", limits=Limits(cpu_seconds=1))
+    elapsed = time.monotonic() - started
+    assert status in (128 + signal.SIGXCPU, 128 + signal.SIGKILL)
+    assert elapsed < 10
+
+
+def test_a_fork_bomb_is_contained_and_fully_killed(bot_dir):
+    bot, log = start_bot(bot_dir, """
+        import os, time
+        print("bombing", flush=True)
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                time.sleep(0.01)
+        """, limits=Limits(processes=16))
+    try:
+        wait_for_line(log, "bombing")
+        time.sleep(1.0)
+        during = bot.pids()
+        # 16 processes of the bot's uid, plus the sandbox's own (bwrap and its init).
+        assert 2 < len(during) <= 16 + 2
+        assert subprocess.run(["true"]).returncode == 0  # the host can still start processes
+    finally:
+        bot.kill()
+    assert not [pid for pid in during if is_running(pid)]
+    assert bot.pids() == set()
+
+
+@pytest.mark.parametrize("unsafe", [False, True], ids=["sandboxed", "unsafe"])
+def test_kill_ends_a_daemonised_grandchild(bot_dir, unsafe):
+    marker = f"daemon-marker-{os.getpid()}-{time.monotonic_ns()}"
+    bot, log = start_bot(bot_dir, f"""
+        import os, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)",
+                                          {marker!r}])
+            os._exit(0)
+        print("daemonised", flush=True)
+        time.sleep(600)
+        """, unsafe=unsafe)
+    try:
+        wait_for_line(log, "daemonised")
+        deadline = time.monotonic() + 10
+        while not processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        daemons = processes_with(marker)
+        assert daemons and set(daemons) <= bot.pids()
+    finally:
+        bot.kill()
+    assert not [pid for pid in daemons if is_running(pid)]
+
+
+def test_a_daemon_dies_with_a_bot_that_exits_on_its_own(bot_dir):
+    marker = f"orphan-marker-{os.getpid()}-{time.monotonic_ns()}"
+    status, log = run_bot(bot_dir, f"""
+        import os, sys
+        if os.fork() == 0:
+            os.setsid()
+            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)",
+                                      {marker!r}])
+        print("leaving a daemon behind")
+        """)
+    assert status == 0
+    assert processes_with(marker) == []
+
+
+def test_a_1_gib_stderr_flood_keeps_the_log_within_its_cap(bot_dir):
+    cap = 256 * 1024
+    started = time.monotonic()
+    status, log = run_bot(bot_dir, """
+        import os
+        block = b"x" * (1 << 20)
+        for _ in range(1024):
+            os.write(2, block)
+        print("flooded", flush=True)
+        """, log_cap_bytes=cap, timeout=60)
+    elapsed = time.monotonic() - started
+    print(f"1 GiB through the log drain in {elapsed:.2f} s")
+    assert status == 0
+    size = (bot_dir.parent / "bot.log").stat().st_size
+    assert cap <= size <= cap + 200
+    assert log.count("log truncated") == 1 and "flooded" not in log
+    assert elapsed < 30
+
+
+def test_a_log_already_full_stays_full(bot_dir):
+    log = bot_dir.parent / "bot.log"
+    log.write_bytes(b"y" * 2000)
+    status, text = run_bot(bot_dir, "print('one more run')", log_cap_bytes=1000)
+    assert status == 0 and log.stat().st_size == 2000 and "one more run" not in text
+
+
+# -- starting and ending -----------------------------------------------------------------------
+
+def test_exit_status_and_kill_are_reported(bot_dir):
+    status, _ = run_bot(bot_dir, "import sys; sys.exit(3)")
+    assert status == 3
+    bot, _ = start_bot(bot_dir, "import time; time.sleep(600)")
+    assert bot.poll() is None
+    with pytest.raises(subprocess.TimeoutExpired):
+        bot.wait(0.2)
+    bot.kill()
+    assert bot.returncode is not None and bot.pids() == set()
+    bot.kill()  # ending an ended bot is harmless
+
+
+def test_a_missing_command_exits_127_with_a_log_line(bot_dir):
+    log = bot_dir.parent / "bot.log"
+    bot = sandbox.spawn(["no-such-bot-program"], bot_dir, env={}, log_path=log)
+    assert bot.wait(10) == 127
+    bot.kill()
+    assert "cannot run 'no-such-bot-program'" in log.read_text()
+
+
+def test_without_bwrap_on_path_spawning_names_the_package_and_the_escape_hatch(
+        bot_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert sandbox.available() is False
+    with pytest.raises(SandboxUnavailable) as raised:
+        sandbox.spawn(["python", "-c", "pass"], bot_dir, env={}, log_path=tmp_path / "log")
+    message = str(raised.value)
+    assert "bubblewrap" in message and "--unsafe-no-sandbox" in message
+    assert "\n" not in message
+
+
+def test_unsafe_mode_keeps_the_limits(bot_dir):
+    status, log = run_bot(bot_dir, """
+        try:
+            bytearray(4 << 30)
+        except MemoryError:
+            print("MemoryError")
+        """, unsafe=True)
+    assert status == 0 and "MemoryError" in log
+
+
+def test_bad_arguments_are_one_clear_error(bot_dir, tmp_path):
+    with pytest.raises(sandbox.SandboxError, match="does not exist"):
+        sandbox.spawn(["python"], tmp_path / "missing", env={}, log_path=tmp_path / "log")
+    with pytest.raises(sandbox.SandboxError, match="empty"):
+        sandbox.spawn([], bot_dir, env={}, log_path=tmp_path / "log")
+
+
+def test_limits_default_to_one_gib_of_memory():
+    assert Limits().memory_bytes == GiB and Limits().tmp_bytes >= MiB
