@@ -24,11 +24,16 @@ def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> No
         click.echo(json.dumps({"benchmark": "engine", "seconds_per_configuration": seconds,
                                "results": [figure.to_json() for figure in figures]}))
         return
-    rows = [(f.game, f.players, f.games, f.plies, f"{f.plies_per_second:,.0f}",
-             "" if f.target_plies_per_second is None else f"{f.target_plies_per_second:,}",
-             {None: "", True: "yes", False: "NO"}[f.meets_target], f"{f.games_per_second:,.1f}")
-            for f in figures]
-    click.echo(tabulate(rows, headers=("game", "players", "games", "plies", "plies/s",
-                                       "target plies/s", "met", "games/s"),
-                        disable_numparse=True, colalign=("left", "right", "right", "right", "right", "right",
-                                  "left", "right")))
+    click.echo(tabulate([_row(figure) for figure in figures], headers=_HEADERS,
+                        colalign=_ALIGN, disable_numparse=True))
+
+
+_HEADERS = ("game", "players", "games", "plies", "plies/s", "target plies/s", "met", "games/s")
+_ALIGN = ("left", "right", "right", "right", "right", "right", "left", "right")
+
+
+def _row(f: engine_bench.Figure) -> tuple:
+    target = "" if f.target_plies_per_second is None else f"{f.target_plies_per_second:,}"
+    met = {None: "", True: "yes", False: "NO"}[f.meets_target]
+    return (f.game, f.players, f.games, f.plies, f"{f.plies_per_second:,.0f}", target, met,
+            f"{f.games_per_second:,.1f}")
