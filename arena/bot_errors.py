@@ -42,3 +42,9 @@ class BotProtocolError(BotError):
     """The bot sent something that is not a valid protocol message or move string."""
 
     reason = "protocol"
+
+
+class BotReportedError(BotError):
+    """The bot said its own code failed (a MoveReply with `error` set) instead of moving."""
+
+    reason = "error"

@@ -22,7 +22,7 @@ from arena.bot_errors import BotError
 from arena.clock import MoveClock, SeatClock, TimeControl
 from arena.errors import ArenaError
 from arena.sdk import strategies
-from engine import registry
+from engine import records, registry
 from engine.core import CHANCE, IllegalMoveError, State
 
 
@@ -59,8 +59,10 @@ class Seat(ABC):
         """Called before the first act of every match; may raise BotError."""
 
     @abstractmethod
-    def act(self, observation: dict, legal_moves: list[str], clock: MoveClock) -> str:
-        """The seat's move in notation; raises BotError when no usable answer comes."""
+    def act(self, observation: dict, legal_moves: list[str], clock: MoveClock,
+            ply: int = 0) -> str:
+        """The seat's move in notation for record entry `ply`; raises BotError when no usable
+        answer comes (a remote seat waits at most `clock.deadline` seconds)."""
 
     def match_over(self, result: dict) -> None:
         """Called once the match ended (normally or by a forfeit, anyone's)."""
@@ -84,7 +86,8 @@ class StrategySeat(Seat):
     def new_match(self, info: MatchInfo) -> None:
         self.rng = random.Random(info.bot_seed)
 
-    def act(self, observation: dict, legal_moves: list[str], clock: MoveClock) -> str:
+    def act(self, observation: dict, legal_moves: list[str], clock: MoveClock,
+            ply: int = 0) -> str:
         return self.choose(observation, legal_moves, self.rng)
 
 
@@ -147,7 +150,7 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     if forfeit is None:
         forfeit = _play(state, seats, time_control, seed, progress, emit)
     if forfeit is None:
-        result = {"scores": state.scores(), "ranks": state.ranks(), "end": "normal"}
+        result = records.normal_result(state)
     else:
         seat_name = seats[forfeit.seat].name
         emit(Forfeited(len(progress.moves), forfeit.seat, seat_name, forfeit.reason,
@@ -156,8 +159,8 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     for seat in seats:
         _tell_match_over(seat, result)
 
-    record = build_record(
-        game_id=game_id, options=game.non_default_options(resolved),
+    record = records.build_record(
+        game_id=game_id, options=resolved,
         players=[seat.name for seat in seats], seed=seed, setup=setup,
         moves=progress.moves, result=result,
         extras={"bots": [{"name": seat.name, "version": seat.version} for seat in seats],
@@ -201,7 +204,7 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         move_clock = clock.for_move()
         started = time.monotonic()
         try:
-            move = seat.act(state.observation(mover), state.legal_moves(), move_clock)
+            move = seat.act(state.observation(mover), state.legal_moves(), move_clock, ply)
         except BotError as error:
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
@@ -238,12 +241,3 @@ def forfeit_result(players: int, seat: int, reason: str, detail: str = "") -> di
         forfeit["detail"] = detail
     return {"scores": scores, "ranks": ranks, "end": "forfeit", "forfeit": forfeit}
 
-
-def build_record(*, game_id: str, options: dict, players: list[str], seed: int, setup: dict,
-                 moves: list, result: dict, extras: dict) -> dict:
-    """An arena-record/1 dict per shared/records.md; `extras` are the keys readers may ignore."""
-    record = {"format": "arena-record/1", "game": game_id, "options": dict(options),
-              "players": list(players), "seed": seed, "setup": setup, "moves": moves,
-              "result": result}
-    record.update(extras)
-    return record

@@ -1,7 +1,6 @@
 """`arena play`: one match between built-in bots and/or bot folders, with a move-by-move log."""
 from __future__ import annotations
 
-import json
 import random
 import textwrap
 from contextlib import ExitStack, closing
@@ -14,7 +13,7 @@ from arena.cli import main
 from arena.errors import ArenaError
 from arena.match import Ended, Forfeited, Moved, Seat, StrategySeat, play_match
 from arena.sdk import strategies
-from engine import registry
+from engine import records, registry
 
 
 @main.command()
@@ -51,11 +50,14 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
     with ExitStack() as stack:
-        seats = [make_seat(bot, game, stack, unsafe_no_sandbox) for bot in bots]
+        hosts: list = []   # at most one BotHost, started only when a bot folder is given
+        seats = [make_seat(bot, game, stack, hosts, unsafe_no_sandbox) for bot in bots]
         if not quiet:
             click.echo(f"{game}, {players} players, seed {seed}, {time_control.describe()}")
             for index, seat in enumerate(seats):
                 click.echo(f"  seat {index}: {seat.name} ({seat.version})")
+            if hosts:
+                click.echo(f"  bot logs in {hosts[0].log_dir}")
         record = play_match(game, players, options, seed, seats, time_control,
                             on_event=None if quiet else print_event)
     result = record["result"]
@@ -63,21 +65,29 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
         click.echo(f"scores {result['scores']} ranks {result['ranks']} end {result['end']}")
     if record_path is not None:
         try:
-            record_path.write_text(json.dumps(record, indent=1) + "\n")
+            record_path.write_text(records.to_json(record))
         except OSError as error:
             raise ArenaError(f"cannot write the record to {record_path}: {error.strerror}") from None
         if not quiet:
             click.echo(f"record written to {record_path}")
 
 
-def make_seat(bot: str, game_id: str, stack: ExitStack, unsafe: bool) -> Seat:
-    """A seat for `--bot BOT`: a built-in name, else a bot folder."""
+def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: bool) -> Seat:
+    """A seat for `--bot BOT`: a built-in name, else a bot folder run as a sandboxed process."""
     if bot in strategies.NAMES:
         return stack.enter_context(closing(StrategySeat(bot, game_id)))
     if not Path(bot).is_dir():
         raise ArenaError(f"unknown bot {bot!r}: give a built-in bot "
                          f"({', '.join(strategies.NAMES)}) or a bot folder with a bot.toml")
-    raise ArenaError(f"bot folders are not supported yet ({bot})")
+    from arena.bots import BotHost, BotSpec   # gRPC is imported only when a bot folder is used
+
+    spec = BotSpec.load(bot)
+    if game_id not in spec.games:
+        raise ArenaError(f"bot {spec.name} ({bot}) does not play {game_id} "
+                         f"(its games: {', '.join(spec.games)})")
+    if not hosts:
+        hosts.append(stack.enter_context(BotHost(unsafe_no_sandbox=unsafe)))
+    return stack.enter_context(hosts[0].seat(spec))
 
 
 def print_event(event) -> None:

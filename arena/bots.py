@@ -1,0 +1,408 @@
+"""Bot processes: manifests, the gRPC server they connect to, and the Seat that drives one.
+
+`BotSpec.load(folder)` reads a bot folder's `bot.toml`:
+
+    name = "greedy"
+    command = ["python3", "bot.py"]          # run inside the folder
+    games = ["mandala", "flowers-mandala", "flowers"]
+
+`BotHost` owns one gRPC server on a Unix socket in a fresh 0700 folder, and the bot processes
+(started in the sandbox with ARENA_SOCKET and a one-time ARENA_TOKEN). `host.seat(spec)`
+gives a `BotSeat` for play_match; processes live across matches (a released seat's process
+goes back to a pool keyed by spec), a crashed or forfeited bot is killed and a fresh process
+is started before its next match, and `fresh_per_match=True` starts one per match.
+
+    with BotHost() as host:
+        with host.seat(spec_a) as a, host.seat(spec_b) as b:
+            record = play_match("mandala", 2, {}, seed, [a, b], TimeControl(move_time=1.0))
+
+The one thread per bot is gRPC's handler of the bot's Play stream: it sends what the seat
+puts in the bot's outbox and, after an act, reads the one reply into the bot's reply queue,
+where `act` waits for it with the deadline.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import queue
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+import tomllib
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from arena import sandbox, wire
+from arena.bot_errors import (BotCrashed, BotError, BotProtocolError, BotReportedError,
+                              BotTimeout)
+from arena.clock import MoveClock
+from arena.errors import ArenaError
+from arena.match import MatchInfo, Seat
+from arena.v1 import arena_pb2, arena_pb2_grpc
+from engine import registry
+
+PROTOCOL_VERSION = arena_pb2.PROTOCOL_VERSION_1
+MAX_MOVE_CHARS = 1000               # far above any move in notation
+MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more breaks its stream
+DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
+SESSION_METADATA = "arena-session"
+
+
+# -- manifests ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot folder and its manifest. Equal specs share pooled processes."""
+
+    folder: Path
+    name: str
+    command: tuple[str, ...]
+    games: tuple[str, ...]
+    version: str   # content hash of the folder: a changed bot is a different version
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "BotSpec":
+        folder = Path(folder).resolve()
+        manifest = folder / "bot.toml"
+        if not folder.is_dir():
+            raise ArenaError(f"bot folder {folder} does not exist")
+        try:
+            data = tomllib.loads(manifest.read_text())
+        except FileNotFoundError:
+            raise ArenaError(f"bot folder {folder} has no bot.toml manifest") from None
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            raise ArenaError(f"cannot read {manifest}: {error}") from None
+        name, command, games = data.get("name"), data.get("command"), data.get("games")
+        if not (isinstance(name, str) and name.strip()):
+            raise ArenaError(f"{manifest}: `name` must be a non-empty string")
+        if not (isinstance(command, list) and command
+                and all(isinstance(part, str) and part for part in command)):
+            raise ArenaError(f'{manifest}: `command` must be a list of strings, e.g. '
+                             f'["python3", "bot.py"]')
+        if not (isinstance(games, list) and games and all(isinstance(g, str) for g in games)):
+            raise ArenaError(f'{manifest}: `games` must list game ids, e.g. ["mandala"]')
+        unknown = [game for game in games if game not in registry.ids()]
+        if unknown:
+            raise ArenaError(f"{manifest}: unknown game {unknown[0]!r} "
+                             f"(known games: {', '.join(registry.ids())})")
+        return cls(folder, name.strip(), tuple(command), tuple(games), folder_hash(folder))
+
+
+def folder_hash(folder: Path) -> str:
+    """A short hash of every file's path and bytes (caches excluded)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            digest.update(str(path.relative_to(folder)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+# -- one bot process ------------------------------------------------------------------------
+_ENDED = object()   # put in a bot's reply queue when its stream is over
+
+
+class BotProcess:
+    """One running bot: its sandboxed process, its stream's queues, its log."""
+
+    def __init__(self, host: "BotHost", spec: BotSpec, log_path: Path):
+        self.host = host
+        self.spec = spec
+        self.log_path = log_path
+        self.token = secrets.token_hex(16)
+        self.session = secrets.token_hex(16)
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()   # ArenaMessage, None = close
+        self.replies: queue.SimpleQueue = queue.SimpleQueue()  # MoveReply or _ENDED
+        self.attached = threading.Event()                      # the Play stream is open
+        self.process: sandbox.SandboxedProcess | None = None
+        self.broken = False                                    # no more use for this process
+        self.act_ids = itertools.count(1)
+
+    def start(self, budget: float) -> None:
+        """Starts the process and waits for its handshake and stream, at most `budget` s."""
+        env = {"ARENA_SOCKET": str(self.host.socket_path), "ARENA_TOKEN": self.token}
+        self.host._expect(self)
+        try:
+            self.process = sandbox.spawn(
+                list(self.spec.command), self.spec.folder, env=env,
+                bind_rw=[self.host.socket_dir], limits=self.host.limits,
+                log_path=self.log_path, log_cap_bytes=self.host.log_cap_bytes,
+                unsafe=self.host.unsafe_no_sandbox)
+        except sandbox.SandboxUnavailable:
+            self.broken = True
+            raise   # the user's setup, not the bot's fault: no forfeit, one line
+        except (OSError, sandbox.SandboxError) as error:
+            self.broken = True
+            raise BotCrashed(self.spec.name, f"cannot start {list(self.spec.command)}: "
+                                             f"{error}") from None
+        deadline = time.monotonic() + budget
+        while not self.attached.wait(timeout=min(0.02, max(0.0, deadline - time.monotonic()))):
+            status = self.process.poll()
+            if status is not None:
+                self.kill()
+                raise BotCrashed(self.spec.name, f"exited with status {status} before its "
+                                                 f"handshake (its stderr: {self.log_path})")
+            if time.monotonic() >= deadline:
+                self.kill()
+                raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
+                                                 f"of {budget:g} s (its stderr: {self.log_path})")
+
+    def alive(self) -> bool:
+        return (not self.broken and self.process is not None and self.attached.is_set()
+                and self.process.poll() is None)
+
+    def send(self, message: arena_pb2.ArenaMessage) -> None:
+        if not self.alive():
+            raise BotCrashed(self.spec.name, self.death_note())
+        self.outbox.put(message)
+
+    def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
+        """Sends an act request and waits for its reply until the clock's deadline."""
+        act_id = message.act.act_id
+        self.send(message)
+        try:
+            reply = self.replies.get(timeout=None if clock.deadline == float("inf")
+                                     else clock.deadline)
+        except queue.Empty:
+            self.kill()
+            raise BotTimeout(self.spec.name, f"no move within {clock.allowed:.3f} s "
+                                             f"(+{self.host_margin(clock):.3f} s margin)") from None
+        if reply is _ENDED:
+            self.kill()
+            raise BotCrashed(self.spec.name, self.death_note())
+        if reply.act_id != act_id:
+            self.kill()
+            raise BotProtocolError(self.spec.name, f"answered act {reply.act_id}, "
+                                                   f"but act {act_id} was asked")
+        if reply.error:
+            raise BotReportedError(self.spec.name, f"its code failed: {reply.error[:200]}")
+        if len(reply.move) > MAX_MOVE_CHARS:
+            raise BotProtocolError(self.spec.name, f"a move of {len(reply.move)} characters")
+        return reply.move
+
+    @staticmethod
+    def host_margin(clock: MoveClock) -> float:
+        return clock.deadline - clock.allowed
+
+    def death_note(self) -> str:
+        status = self.process.poll() if self.process else None
+        if status is None:
+            return f"its stream broke (its stderr: {self.log_path})"
+        return f"exited with status {status} (its stderr: {self.log_path})"
+
+    def stream_ended(self) -> None:
+        """gRPC's callback when the Play stream terminates, for whatever reason."""
+        self.replies.put(_ENDED)
+
+    def kill(self) -> None:
+        """Kills the whole process tree and lets its stream handler go."""
+        self.broken = True
+        if self.process is not None:
+            self.process.kill()
+        self.outbox.put(None)
+        self.host._forget(self)
+
+
+# -- the seat ----------------------------------------------------------------------------------
+class BotSeat(Seat):
+    """A seat played by a bot process of `spec`; gets a (re)started process at each match."""
+
+    def __init__(self, host: "BotHost", spec: BotSpec):
+        self.host = host
+        self.spec = spec
+        self.name = spec.name
+        self.version = spec.version
+        self.process: BotProcess | None = None
+        self.info: MatchInfo | None = None
+        self.match_id = ""
+
+    def new_match(self, info: MatchInfo) -> None:
+        if info.game_id not in self.spec.games:
+            raise ArenaError(f"bot {self.name} does not play {info.game_id} "
+                             f"(its games: {', '.join(self.spec.games)})")
+        self.info = info
+        self.match_id = self.host._next_match_id()
+        if self.process is None or not self.process.alive():
+            self.process = None
+            self.process = self.host._start(self.spec, info.time_control.startup)
+        self.process.send(wire.new_match_message(
+            self.match_id, info.game_id, info.options, info.seat, info.players,
+            info.time_control, info.bot_seed))
+
+    def act(self, observation: dict, legal_moves: list[str], clock: MoveClock,
+            ply: int = 0) -> str:
+        message = wire.act_message(next(self.process.act_ids), self.match_id, ply,
+                                   self.info.game_id, observation, legal_moves, clock)
+        return self.process.act(message, clock)
+
+    def match_over(self, result: dict) -> None:
+        if self.process is None:
+            return
+        if self.process.alive():
+            self.process.send(wire.match_over_message(self.match_id, result))
+        if self.host.fresh_per_match or result.get("forfeit", {}).get("seat") == self.info.seat:
+            self.process.kill()   # a forfeiter's whole tree goes; the next match restarts it
+
+    def close(self) -> None:
+        """Gives the process back to the host's pool (or ends it)."""
+        process, self.process = self.process, None
+        if process is not None:
+            self.host._release(process)
+
+    def __enter__(self) -> "BotSeat":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# -- the host ------------------------------------------------------------------------------------
+class BotHost:
+    """The gRPC server bots connect to, and every bot process it started. A context manager."""
+
+    def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
+                 log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
+                 fresh_per_match: bool = False, max_bots: int = 64):
+        if not unsafe_no_sandbox and not sandbox.available():
+            # Refuse before anything starts; spawn would refuse too, with the detail.
+            raise sandbox.SandboxUnavailable(
+                "bubblewrap (bwrap) is not on PATH" if shutil.which("bwrap") is None
+                else "bubblewrap (bwrap) cannot create namespaces here")
+        self.unsafe_no_sandbox = unsafe_no_sandbox
+        self.fresh_per_match = fresh_per_match
+        self.log_cap_bytes = log_cap_bytes
+        self.limits = limits or sandbox.Limits()
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-"))
+        os.chmod(self.socket_dir, 0o700)
+        self.socket_path = self.socket_dir / "arena.sock"
+        self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="arena-logs-"))
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._by_token: dict[str, BotProcess] = {}
+        self._by_session: dict[str, BotProcess] = {}
+        self._idle: dict[BotSpec, list[BotProcess]] = {}
+        self._all: set[BotProcess] = set()
+        self._match_ids = itertools.count(1)
+        self.refusals: list[str] = []   # why handshakes were refused, newest last
+        # One server thread per live stream plus a few for handshakes.
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_bots + 8, thread_name_prefix="arena-bot"),
+            options=[("grpc.max_receive_message_length", MAX_BOT_MESSAGE_BYTES)])
+        arena_pb2_grpc.add_ArenaServicer_to_server(_Servicer(self), self._server)
+        self._server.add_insecure_port(f"unix:{self.socket_path}")
+        self._server.start()
+
+    def seat(self, spec: BotSpec) -> BotSeat:
+        """A seat for `spec`, reusing an idle process of that spec if there is one."""
+        seat = BotSeat(self, spec)
+        with self._lock:
+            idle = self._idle.get(spec, [])
+            while idle and seat.process is None:
+                candidate = idle.pop()
+                if candidate.alive():
+                    seat.process = candidate
+        return seat
+
+    def close(self) -> None:
+        """Kills every bot process and stops the server."""
+        for process in list(self._all):
+            process.kill()
+        self._server.stop(grace=None).wait(timeout=5)
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+    def __enter__(self) -> "BotHost":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- for BotSeat and BotProcess ----------------------------------------------------------------
+    def _start(self, spec: BotSpec, budget: float) -> BotProcess:
+        # One log per bot version, kept across restarts; the sandbox caps it (it counts
+        # what the file already holds), so a bot that crashes every match cannot grow it.
+        log_path = self.log_dir / f"{spec.name}-{spec.version}.log"
+        process = BotProcess(self, spec, log_path)
+        with self._lock:
+            self._all.add(process)
+        process.start(budget)
+        return process
+
+    def _next_match_id(self) -> str:
+        return f"m{next(self._match_ids)}"
+
+    def _expect(self, process: BotProcess) -> None:
+        with self._lock:
+            self._by_token[process.token] = process
+
+    def _release(self, process: BotProcess) -> None:
+        if self.fresh_per_match or not process.alive():
+            process.kill()
+            return
+        with self._lock:
+            self._idle.setdefault(process.spec, []).append(process)
+
+    def _forget(self, process: BotProcess) -> None:
+        with self._lock:
+            self._by_token.pop(process.token, None)
+            self._by_session.pop(process.session, None)
+            self._all.discard(process)
+            idle = self._idle.get(process.spec, [])
+            if process in idle:
+                idle.remove(process)
+
+    def _refuse(self, context: grpc.ServicerContext, code: grpc.StatusCode, why: str):
+        self.refusals.append(why)
+        context.abort(code, why)
+
+
+class _Servicer(arena_pb2_grpc.ArenaServicer):
+    def __init__(self, host: BotHost):
+        self.host = host
+
+    def Handshake(self, request, context):
+        host = self.host
+        if request.protocol_version != PROTOCOL_VERSION:
+            host._refuse(context, grpc.StatusCode.FAILED_PRECONDITION,
+                         f"protocol version {request.protocol_version} is not supported: "
+                         f"this arena speaks version {PROTOCOL_VERSION}")
+        with host._lock:
+            process = host._by_token.pop(request.token, None)   # one-time: used up here
+            if process is not None:
+                host._by_session[process.session] = process
+        if process is None:
+            host._refuse(context, grpc.StatusCode.UNAUTHENTICATED,
+                         "wrong or already used token: connect with the ARENA_TOKEN the "
+                         "arena started this bot with")
+        if not request.bot_name:
+            host._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "bot_name is empty")
+        return arena_pb2.HandshakeReply(session=process.session,
+                                        protocol_version=PROTOCOL_VERSION)
+
+    def Play(self, request_iterator, context):
+        host = self.host
+        session = dict(context.invocation_metadata()).get(SESSION_METADATA, "")
+        with host._lock:
+            process = host._by_session.get(session)
+        if process is None:
+            host._refuse(context, grpc.StatusCode.UNAUTHENTICATED,
+                         f"no handshake for this stream: send the session from the "
+                         f"handshake as metadata {SESSION_METADATA!r}")
+        if process.attached.is_set():
+            host._refuse(context, grpc.StatusCode.FAILED_PRECONDITION,
+                         "this session already has a stream")
+        context.add_callback(process.stream_ended)
+        process.attached.set()
+        while (message := process.outbox.get()) is not None:
+            yield message
+            if message.HasField("act"):
+                try:
+                    reply = next(request_iterator)
+                except (StopIteration, grpc.RpcError, ValueError):
+                    process.stream_ended()
+                    return
+                process.replies.put(reply)

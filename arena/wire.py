@@ -1,0 +1,65 @@
+"""Arena-side conversions between engine values and protocol messages (arena.v1).
+
+Seconds become whole milliseconds here and nowhere else. Observations are converted
+mechanically: the engine's dict has exactly the field names of the game's message, so
+`json_format.ParseDict` fills it and the SDK's `MessageToDict` gives the same dict back.
+"""
+from __future__ import annotations
+
+import math
+
+from google.protobuf import json_format
+
+from arena.clock import MoveClock, TimeControl
+from arena.v1 import arena_pb2
+
+
+def millis(seconds: float | None) -> int:
+    """Seconds to wire milliseconds; None (no limit) is 0, the wire's "none"."""
+    if seconds is None or math.isinf(seconds):
+        return 0
+    return max(0, min(2**32 - 1, round(seconds * 1000)))
+
+
+def observation_field(game_id: str) -> str:
+    """The ActRequest oneof field that carries `game_id`'s observation."""
+    return game_id.replace("-", "_")
+
+
+def fill_observation(act: arena_pb2.ActRequest, game_id: str, observation: dict) -> None:
+    """Puts the engine's observation dict into the act's typed observation field.
+
+    Raises json_format.ParseError when the dict has a key or value the message lacks.
+    """
+    message = getattr(act, observation_field(game_id))
+    message.SetInParent()   # an all-empty observation still selects the game's field
+    json_format.ParseDict(observation, message)
+
+
+def new_match_message(match_id: str, game_id: str, options: dict, seat: int, players: int,
+                      time_control: TimeControl, rng_seed: int) -> arena_pb2.ArenaMessage:
+    return arena_pb2.ArenaMessage(new_match=arena_pb2.NewMatch(
+        match_id=match_id, game=game_id,
+        options={key: str(value) for key, value in options.items()},
+        seat=seat, players=players, rng_seed=rng_seed,
+        time_control=arena_pb2.TimeControl(
+            move_time_ms=millis(time_control.move_time), bank_ms=millis(time_control.bank),
+            increment_ms=millis(time_control.increment))))
+
+
+def act_message(act_id: int, match_id: str, ply: int, game_id: str, observation: dict,
+                legal_moves: list[str], clock: MoveClock) -> arena_pb2.ArenaMessage:
+    act = arena_pb2.ActRequest(
+        act_id=act_id, match_id=match_id, ply=ply, legal_moves=legal_moves,
+        clock=arena_pb2.Clock(remaining_ms=millis(clock.remaining),
+                              move_limit_ms=millis(clock.move_limit),
+                              allowed_ms=millis(clock.allowed)))
+    fill_observation(act, game_id, observation)
+    return arena_pb2.ArenaMessage(act=act)
+
+
+def match_over_message(match_id: str, result: dict) -> arena_pb2.ArenaMessage:
+    forfeit = result.get("forfeit") or {}
+    return arena_pb2.ArenaMessage(match_over=arena_pb2.MatchOver(
+        match_id=match_id, scores=result["scores"], ranks=result["ranks"], end=result["end"],
+        forfeit_seat=forfeit.get("seat", 0), forfeit_reason=forfeit.get("reason", "")))

@@ -1,0 +1,91 @@
+"""The gRPC protocol between the arena and a bot: the handshake and the stream.
+
+Against the real server of a BotHost on its Unix socket, first with a client in this
+process (to read the exact status codes), then with real sandboxed bots that get it wrong.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena import sandbox
+from arena.bot_errors import BotCrashed
+from arena.bots import BotHost, BotSpec
+from arena.clock import TimeControl
+from arena.match import MatchInfo
+from arena.v1 import arena_pb2, arena_pb2_grpc
+
+pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+
+HERE = Path(__file__).parent
+SAMPLE_BOTS = HERE.parent / "sample_bots"
+TEST_BOTS = HERE / "protocol_bots"
+
+
+@pytest.fixture(scope="module")
+def host():
+    with BotHost() as bot_host:
+        yield bot_host
+
+
+@pytest.fixture
+def stub(host):
+    with grpc.insecure_channel(f"unix:{host.socket_path}") as channel:
+        yield arena_pb2_grpc.ArenaStub(channel)
+
+
+def handshake(stub, token: str, version: int = arena_pb2.PROTOCOL_VERSION_1):
+    return stub.Handshake(arena_pb2.HandshakeRequest(
+        token=token, protocol_version=version, bot_name="tester"), timeout=5)
+
+
+def info(seat: int = 0) -> MatchInfo:
+    return MatchInfo("mandala", {}, seat, 2, TimeControl(move_time=1.0, startup=10.0), seed=5)
+
+
+def test_the_socket_folder_is_private(host):
+    assert host.socket_path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_wrong_token_is_refused_as_unauthenticated(stub):
+    with pytest.raises(grpc.RpcError) as refused:
+        handshake(stub, "guessed")
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "wrong or already used token" in refused.value.details()
+
+
+def test_a_wrong_protocol_version_is_refused_with_both_versions(stub):
+    with pytest.raises(grpc.RpcError) as refused:
+        handshake(stub, "guessed", version=2)
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "protocol version 2 is not supported" in refused.value.details()
+    assert "version 1" in refused.value.details()
+
+
+def test_a_stream_without_a_handshake_is_refused(stub):
+    stream = stub.Play(iter(()), timeout=5)
+    with pytest.raises(grpc.RpcError) as refused:
+        next(stream)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(host, stub):
+    with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
+        seat.new_match(info())
+        assert seat.process.alive()
+        with pytest.raises(grpc.RpcError) as refused:
+            handshake(stub, seat.process.token)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+@pytest.mark.parametrize("bot, status", [("wrong_token", "UNAUTHENTICATED"),
+                                         ("wrong_version", "FAILED_PRECONDITION")])
+def test_a_bot_refused_at_its_handshake_cannot_start(host, bot, status):
+    seat = host.seat(BotSpec.load(TEST_BOTS / bot))
+    with pytest.raises(BotCrashed, match="before its handshake"):
+        seat.new_match(info())
+    log = (host.log_dir / f"{bot}-{seat.version}.log").read_text()
+    assert f"handshake refused: {status}" in log
+    seat.close()
