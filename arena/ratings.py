@@ -15,8 +15,8 @@ do), found by Newton's method on the per-pair totals. Only rating differences ar
 identified, so the scale is anchored afterwards: mean 0, or one named bot at a given rating.
 
 When some group of bots never lost a point to the rest (or two groups never met) the exact
-maximum is at infinity. Only then one virtual draw is added between every pair of bots, as
-BayesElo's prior does, so the table stays finite; `EloFit.virtual_draws` says so.
+maximum is at infinity. Only then one virtual draw is added between every pair of bots (in
+the spirit of BayesElo's prior), so the table stays finite; `EloFit.virtual_draws` says so.
 
 **Intervals (cluster-robust, deals as clusters).** The results of a schedule are not
 independent: the two games of a seat-swapped pair share a deal, so a deal that favours one

@@ -1,7 +1,8 @@
-"""Tables people read: the ladder and the pairwise score matrix, as table, markdown, csv or json.
+"""Tables people read: the ladder, the pairwise score matrix and running Elo histories.
 
-Only presentation lives here; every number comes from `arena.ratings`. The league calls
-`ladder_text(outcomes)` at the end of a run; `arena ladder` calls the same functions.
+Each comes as table, markdown, csv or json. Only presentation lives here; every number comes
+from `arena.ratings`. The league calls `ladder_text(outcomes)` at the end of a run;
+`arena ladder` calls the same functions.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Sequence
 from tabulate import tabulate
 
 from arena.errors import ArenaError
-from arena.ratings import Ladder, Outcome, find_bot, ladder, score_matrix
+from arena.ratings import Ladder, Outcome, find_bot, ladder, running_elo, score_matrix
 
 FORMATS = ("table", "markdown", "csv", "json")
 _TABLEFMT = {"table": "simple", "markdown": "github"}
@@ -159,3 +160,26 @@ def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
         anchor = (find_bot(anchor[0], bots), anchor[1])
     table = ladder(outcomes, anchor=anchor)
     return format_matrix(table, outcomes, fmt) if matrix else format_ladder(table, fmt)
+
+
+def history_text(outcomes: Sequence[Outcome], fmt: str = "table", k: float = 16.0) -> str:
+    """Running Elo after each match, one row per bot and match, in match order (for charts)."""
+    _check_format(fmt)
+    if not outcomes:
+        raise ArenaError("no finished matches yet: nothing to rate")
+    points = sorted(((point.order, point.match_id, bot, _rounded(point.elo))
+                     for bot, history in running_elo(outcomes, k=k).items()
+                     for point in history), key=lambda row: (row[0], row[1], row[2]))
+    headers = ["order", "match", "bot", "elo"]
+    if fmt == "json":   # grouped per bot: one series per line of a chart
+        series: dict[str, list[dict]] = {}
+        for order, match, bot, elo in points:
+            series.setdefault(bot, []).append({"order": order, "match": match, "elo": elo})
+        return json.dumps({"k": k, "history": series}, indent=1)
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(headers)
+        writer.writerows(points)
+        return out.getvalue().rstrip("\n")
+    return tabulate(points, headers=headers, tablefmt=_TABLEFMT[fmt], floatfmt=".1f")

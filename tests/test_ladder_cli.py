@@ -12,7 +12,7 @@ import math
 import random
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from arena.cli import main
 from arena.schedule import expand
@@ -46,7 +46,7 @@ def make_league(folder, *, seed: int = 7, deals: int = 30, game: str = "mandala"
     return folder
 
 
-def run(*args) -> "click.testing.Result":
+def run(*args) -> Result:
     return CliRunner().invoke(main, ["ladder", *map(str, args)])
 
 
@@ -196,3 +196,21 @@ def test_an_unknown_format_is_a_usage_error(league):
     result = run(league, "--format", "xml")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "'xml' is not one of" in result.output
+
+
+def test_history_prints_running_elo_after_every_match(league):
+    result = run(league, "--history", "--format", "csv", "--k-factor", "32")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert len(rows) == 2 * 180                       # both bots of every match
+    assert [int(row["order"]) for row in rows] == sorted(int(row["order"]) for row in rows)
+    first_two = rows[:2]
+    assert {float(row["elo"]) for row in first_two} == {16.0, -16.0}   # K/2 from equal
+    data = json.loads(run(league, "--history", "--format", "json").output)
+    assert data["k"] == 16.0 and len(data["history"]["greedy@gggggggg"]) == 120
+    final = {bot: series[-1]["elo"] for bot, series in data["history"].items()}
+    assert final["greedy@gggggggg"] > final["middle@mmmmmmmm"] > final["random@rrrrrrrr"]
+
+
+def test_history_and_matrix_together_are_refused(league):
+    assert_one_line_error(run(league, "--history", "--matrix"), "give one of them")

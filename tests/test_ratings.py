@@ -251,3 +251,14 @@ def test_running_elo_splits_k_over_a_multiplayer_match_and_compares_solo_deals()
     assert history["a"][0].elo == 0.0                 # nobody to compare with yet
     assert history["b"][0].elo == pytest.approx(8.0)  # b outscored a on the same deal
     assert history["a"][-1].elo == pytest.approx(-8.0)
+
+
+def test_a_bot_with_no_rival_on_its_deals_yet_still_gets_a_finite_rating():
+    # A 1-player league still running: c has played only a deal nobody else has reached.
+    solo = [Outcome("1", 0, ("a",), (1,), (30,), "d0"), Outcome("2", 1, ("b",), (1,), (20,), "d0"),
+            Outcome("3", 2, ("a",), (1,), (10,), "d1"), Outcome("4", 3, ("b",), (1,), (12,), "d1"),
+            Outcome("5", 4, ("c",), (1,), (99,), "d2")]
+    table = ladder(solo)
+    assert table.fit.virtual_draws and np.all(np.isfinite(table.fit.elo))
+    row = next(row for row in table.rows if row.bot == "c")
+    assert row.games == 1 and math.isnan(row.score)

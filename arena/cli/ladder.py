@@ -13,7 +13,7 @@ import click
 from arena.cli import main
 from arena.errors import ArenaError
 from arena.ratings import Outcome
-from arena.report import FORMATS, ladder_text
+from arena.report import FORMATS, history_text, ladder_text
 from arena.store import Store, read_outcomes
 
 
@@ -80,11 +80,22 @@ def _describe(rules: tuple) -> str:
               help="Print the pairwise score matrix instead of the ladder.")
 @click.option("--anchor", metavar="BOT=RATING", default=None,
               help="Pin one bot's rating (default: ratings average 0).")
-def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None) -> None:
+@click.option("--history", is_flag=True,
+              help="Print running Elo after every match instead (classic Elo in match order).")
+@click.option("--k-factor", type=click.FloatRange(min=0.0, min_open=True), default=16.0,
+              show_default=True, help="K of running Elo (with --history).")
+def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
+           history: bool, k_factor: float) -> None:
     """Elo ladder (maximum likelihood, 95% intervals, LOS) of one or more leagues.
 
     Several leagues of the same game are merged into one ladder; a league still running
     is rated on the matches stored so far.
     """
+    if matrix and history:
+        raise ArenaError("--matrix and --history are two different tables: give one of them")
     anchor_pair = parse_anchor(anchor)
-    click.echo(ladder_text(read_leagues(leagues), fmt, anchor=anchor_pair, matrix=matrix))
+    outcomes = read_leagues(leagues)
+    if history:
+        click.echo(history_text(outcomes, fmt, k=k_factor))
+    else:
+        click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix))
