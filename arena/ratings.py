@@ -295,9 +295,11 @@ def _covariance(pairs: PairwiseResults, theta: np.ndarray, games: np.ndarray,
                 clustered: bool) -> np.ndarray:
     """Covariance of theta (last bot held at 0), in logit units squared."""
     n = len(theta)
+    if n == 1:
+        return np.zeros((1, 1))   # a lone bot sits exactly at the anchor
     full = np.full((n, n), math.nan)
-    if n < 2 or (clustered and pairs.deals < 2):
-        return full if n > 1 else np.zeros((1, 1))
+    if clustered and pairs.deals < 2:
+        return full               # one deal says nothing about deal-to-deal variation
     _, info = _information(theta, games)
     bread = np.linalg.inv(info[:-1, :-1])
     if clustered:
