@@ -147,7 +147,8 @@ def read(record: str | bytes | Mapping[str, Any]) -> Record:
     if seed is not None and not _is_int(seed):
         raise RecordError(f"seed must be an integer or null, not {_json_kind(seed)}")
     moves = _read_moves(data["moves"], len(players))
-    result = _read_result(data["result"], len(players)) if "result" in data else None
+    stored = data.get("result")   # absent or null: no stored result to compare with
+    result = None if stored is None else _read_result(stored, len(players))
     setup = data["setup"]
     if not isinstance(setup, Mapping):
         raise RecordError(f"setup must be an object, not {_json_kind(setup)}")

@@ -104,6 +104,7 @@ def test_a_record_without_a_result_verifies_from_its_moves(good):
     record = copy.deepcopy(good)
     del record["result"]
     assert verify(record) == verify(good)
+    assert verify(tampered(good, result=None)) == verify(good)
 
 
 def test_keys_a_reader_does_not_know_are_ignored(good):
