@@ -1,0 +1,190 @@
+"""`flowers` properties over thousands of random games at 1 to 4 players.
+
+Cards are conserved every ply, every listed move applies, near-miss moves are refused
+without changing anything, games end, hidden cards (pile order, another seat's pile-2 card)
+never reach an observation, and greedy beats random. The longest game seen is printed with
+`pytest -s`.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from arena.sdk.strategies import get as strategy
+from engine import registry
+from engine.core import IllegalMoveError
+from engine.games.flowers import SECRET_PILE
+
+GAME = registry.get("flowers")
+
+
+def random_game(players: int, seed: int, options=None):
+    """Yields (state, move) for every ply of a random game, then the final state, None."""
+    state = GAME.new_state(players, options, seed=seed)
+    rng = random.Random(seed)
+    while not state.is_over():
+        move = rng.choice(state.legal_moves())
+        yield state, move
+        state.apply(move)
+    yield state, None
+
+
+def cards_in_play(state) -> Counter:
+    observation = state.observation(state.to_move() if not state.is_over() else 0)
+    held = [observation["drawn_card"]] if observation["drawn_card"] else []
+    gardens = [card for garden in observation["gardens"] for cell in garden["cells"]
+               for card in cell["cards"]]
+    # piles are secret below their tops, so count them through the setup: what is left of
+    # pile P is its last pile_sizes[P] cards
+    piles = [card for pile, size in zip(state.setup["piles"], observation["pile_sizes"])
+             for card in pile[len(pile) - size:]]
+    return Counter(gardens + held + piles)
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4])
+def test_cards_are_conserved_and_games_end(players):
+    longest = 0
+    for seed in range(300):
+        setup = GAME.new_state(players, seed=seed).setup
+        dealt = Counter(setup["gardens"] + [card for pile in setup["piles"] for card in pile])
+        plies = 0
+        for state, move in random_game(players, seed):
+            assert cards_in_play(state) == dealt
+            plies += 1
+            assert plies <= 2 * sum(len(pile) for pile in setup["piles"]) + 1
+        longest = max(longest, plies - 1)
+        assert state.is_over() and len(state.scores()) == players
+        # the game ended on the turn that emptied a pile, not before, not after
+        assert min(state.observation(0)["pile_sizes"]) == 0
+    print(f"\nflowers {players} players: longest of 300 random games {longest} plies")
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4])
+def test_legal_moves_are_sorted_unique_and_every_one_applies(players):
+    for seed in range(25):
+        for state, move in random_game(players, 1000 + seed):
+            moves = state.legal_moves()
+            assert moves == sorted(set(moves))
+            for other in moves:
+                state.clone().apply(other)
+
+
+def near_misses(state, rng: random.Random) -> list[str]:
+    """Strings close to legal moves that are not listed."""
+    moves = state.legal_moves()
+    tries = ["", "pass", "draw", "draw 3", "draw -1", "draw 00", "draw 1 ", " draw 1",
+             "DRAW 0", "place", "place 0", "place 0 0 0", "place -0 0", "place 00 0",
+             "place +1 0", "place 0  0", "place a b"]
+    for move in rng.sample(moves, min(3, len(moves))):
+        verb, *numbers = move.split(" ")
+        if verb == "place":
+            x, y = map(int, numbers)
+            tries += [f"place {x + dx} {y + dy}" for dx in (-2, -1, 1, 2) for dy in (-2, 2)]
+            tries += [f"place {x} {y + 100}", f"draw {x % 3}"]
+        else:
+            tries += [f"place {rng.randint(-3, 3)} {rng.randint(-3, 3)}"]
+    return [move for move in tries if move not in moves]
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4])
+def test_moves_not_listed_are_refused_and_change_nothing(players):
+    rng = random.Random(players)
+    for seed in range(60):
+        for state, move in random_game(players, 2000 + seed):
+            if rng.random() > 0.2:
+                continue
+            before = [state.observation(seat) for seat in range(players)]
+            for miss in near_misses(state, rng):
+                with pytest.raises(IllegalMoveError):
+                    state.apply(miss)
+            assert [state.observation(seat) for seat in range(players)] == before
+
+
+def hidden_positions(setup: dict, drawn: list[int], state, seat: int) -> list[tuple[int, int]]:
+    """(pile, index) of every setup card that `seat` has not seen at this point.
+
+    A pile's cards below its top are secret (pile 2: all of it); the card in hand is secret
+    to others when it came from pile 2.
+    """
+    hidden = []
+    for pile, cards in enumerate(setup["piles"]):
+        first_unseen = drawn[pile] + (0 if pile == SECRET_PILE else 1)
+        hidden += [(pile, index) for index in range(first_unseen, len(cards))]
+    if state.held_from == SECRET_PILE and state.to_move() != seat:
+        hidden.append((SECRET_PILE, drawn[SECRET_PILE] - 1))
+    return hidden
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4])
+def test_no_observation_shows_a_hidden_card(players):
+    """Shuffle what a seat may not see between setups, replay: its view is the same."""
+    rng = random.Random(players)
+    for seed in range(400):
+        moves = []
+        drawn = [0, 0, 0]
+        game = random_game(players, 3000 + seed)
+        for ply, (state, move) in enumerate(game):
+            if rng.random() < 0.08:
+                seat = rng.randrange(players)
+                setup = state.setup
+                hidden = hidden_positions(setup, drawn, state, seat)
+                cards = [setup["piles"][pile][index] for pile, index in hidden]
+                rng.shuffle(cards)
+                other = {"gardens": list(setup["gardens"]),
+                         "piles": [list(pile) for pile in setup["piles"]]}
+                for (pile, index), card in zip(hidden, cards):
+                    other["piles"][pile][index] = card
+                twin = GAME.new_state(players, state.options, setup=other)
+                for earlier in moves:
+                    twin.apply(earlier)
+                assert twin.observation(seat) == state.observation(seat)
+            if move is None:
+                break
+            if move.startswith("draw"):
+                drawn[int(move[-1])] += 1
+            moves.append(move)
+
+
+def _play(bots, players: int, seed: int) -> list[int]:
+    state = GAME.new_state(players, seed=seed)
+    rng = random.Random(seed)
+    while not state.is_over():
+        seat = state.to_move()
+        state.apply(bots[seat](state.observation(seat), state.legal_moves(), rng))
+    return state.scores()
+
+
+def test_greedy_scores_higher_than_random_in_a_clear_majority_of_two_player_games():
+    greedy, random_move = strategy("greedy", "flowers"), strategy("random", "flowers")
+    wins = games = 0
+    for seed in range(25):
+        for greedy_seat in (0, 1):
+            bots = [random_move, random_move]
+            bots[greedy_seat] = greedy
+            scores = _play(bots, 2, seed)
+            wins += scores[greedy_seat] > scores[1 - greedy_seat]
+            games += 1
+    assert wins >= 0.9 * games
+
+
+def test_greedy_scores_clearly_more_than_random_alone():
+    greedy, random_move = strategy("greedy", "flowers"), strategy("random", "flowers")
+    seeds = range(15)
+    greedy_mean = sum(_play([greedy], 1, seed)[0] for seed in seeds) / len(seeds)
+    random_mean = sum(_play([random_move], 1, seed)[0] for seed in seeds) / len(seeds)
+    assert greedy_mean > random_mean + 40
+    assert greedy_mean > 0
+
+
+def test_greedy_answers_with_a_listed_move_at_every_decision_with_four_players():
+    greedy = strategy("greedy", "flowers")
+    for seed in range(3):
+        state = GAME.new_state(4, seed=seed)
+        rng = random.Random(seed)
+        while not state.is_over():
+            seat = state.to_move()
+            move = greedy(state.observation(seat), state.legal_moves(), rng)
+            assert move in state.legal_moves()
+            state.apply(move)
