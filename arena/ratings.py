@@ -6,7 +6,7 @@ Pure math on `Outcome` records: no processes, sockets or files.
 better-ranked seat scores 1, a shared rank is a draw worth 1/2 to each. A 4-player match
 gives 6 pairs. One-player matches (`flowers`) have no opponent at the table, so games on the
 same deal are compared with each other: for each deal, every pair of bots that played it is
-one result, decided by score.
+one result, decided by score (a forfeited game below any finished one).
 
 **Fit (Bradley-Terry, Elo scale).** Bot i is expected to score
 `1 / (1 + 10 ** ((elo_j - elo_i) / 400))` against bot j. Ratings maximise the likelihood of
@@ -96,6 +96,12 @@ def _points(mine: float, theirs: float) -> float:
     return 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
 
 
+def _solo_key(outcome: Outcome) -> float:
+    """How a 1-player game compares on its deal: by score, a forfeit below any finished game
+    (a forfeit's stored score is a placeholder, not the bot's play)."""
+    return -math.inf if outcome.forfeit_seat is not None else outcome.scores[0]
+
+
 def pairwise_results(outcomes: Iterable[Outcome]) -> PairwiseResults:
     """Splits matches into pairwise results (by rank; 1-player games by score per deal)."""
     outcomes = list(outcomes)
@@ -136,7 +142,7 @@ def pairwise_results(outcomes: Iterable[Outcome]) -> PairwiseResults:
         for a in range(len(games)):
             for b in range(a + 1, len(games)):
                 add(games[a].bots[0], games[b].bots[0],
-                    _points(games[a].scores[0], games[b].scores[0]), cluster)
+                    _points(_solo_key(games[a]), _solo_key(games[b])), cluster)
     return PairwiseResults(bots=bots, first=np.array(first, dtype=np.int64),
                            second=np.array(second, dtype=np.int64),
                            score=np.array(score, dtype=float),
@@ -449,7 +455,7 @@ def running_elo(outcomes: Iterable[Outcome], k: float = 16.0,
             rivals = [o for o in earlier_on_deal[outcome.deal] if o.bots[0] != outcome.bots[0]]
             earlier_on_deal[outcome.deal].append(outcome)
             pairs = [(outcome.bots[0], rival.bots[0],
-                      _points(outcome.scores[0], rival.scores[0])) for rival in rivals]
+                      _points(_solo_key(outcome), _solo_key(rival))) for rival in rivals]
         else:
             seats = range(len(outcome.bots))
             pairs = [(outcome.bots[a], outcome.bots[b],

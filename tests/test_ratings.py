@@ -116,6 +116,19 @@ def test_one_player_games_are_compared_by_score_on_the_same_deal_only():
     assert found == [("a", "b", 1.0), ("a", "c", 1.0), ("b", "c", 0.5)]
 
 
+def test_a_forfeited_one_player_game_loses_to_any_finished_game_on_its_deal():
+    # A forfeit stores a placeholder score (0) that may exceed real scores (flowers can go
+    # negative); it must still count as the worse game. Two forfeits draw.
+    solo = [Outcome("1", 0, ("a",), (1,), (0,), "d0", forfeit_seat=0),
+            Outcome("2", 1, ("b",), (1,), (-75,), "d0"),
+            Outcome("3", 2, ("c",), (1,), (0,), "d0", forfeit_seat=0)]
+    pairs = pairwise_results(solo)
+    found = sorted((pairs.bots[i], pairs.bots[j], s)
+                   for i, j, s in zip(pairs.first, pairs.second, pairs.score))
+    assert found == [("a", "b", 0.0), ("a", "c", 0.5), ("b", "c", 1.0)]
+    assert running_elo(solo)["b"][-1].elo > 0
+
+
 def test_the_ladder_counts_games_pairwise_results_and_forfeits():
     outcomes = games("A", "B", [1, 1, 0.5, 0], "ab")
     outcomes[3] = dataclasses.replace(outcomes[3], forfeit_seat=0)
