@@ -2,29 +2,26 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from engine import registry
+from arena import sandbox
+from engine import records
+
+SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
+needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
 
 def run(*args: str):
     return CliRunner().invoke(main, list(args))
 
 
-def replay_result(record: dict) -> dict:
-    """The result the engine reaches by replaying the record's moves from its setup."""
-    game = registry.get(record["game"])
-    state = game.start(len(record["players"]), game.resolve_options(record["options"],
-                                                                    len(record["players"])),
-                       record["setup"])
-    for seat, move in record["moves"]:
-        assert seat == state.to_move()
-        state.apply(move)
-    assert state.is_over()
-    return {"scores": state.scores(), "ranks": state.ranks(), "end": "normal"}
+def verifies(record: dict) -> bool:
+    verdict = records.verify(record)
+    return verdict["ok"] and verdict["scores"] == record["result"]["scores"]
 
 
 def test_play_prints_each_move_and_writes_a_record_that_replays(tmp_path):
@@ -36,7 +33,7 @@ def test_play_prints_each_move_and_writes_a_record_that_replays(tmp_path):
     assert record["format"] == "arena-record/1"
     assert record["players"] == ["random", "greedy"]
     assert record["seed"] == 7
-    assert replay_result(record) == record["result"]
+    assert verifies(record)
     first_seat, first_move = record["moves"][0]
     assert f"ply 0  seat {first_seat} (random): {first_move}" in result.output
     assert f"result: scores {record['result']['scores']}" in result.output
@@ -79,3 +76,37 @@ def test_bad_input_is_one_line_and_exit_2(args, says):
     assert says in result.output
     assert result.output.count("\n") == 1
     assert "Traceback" not in result.output
+
+
+@needs_sandbox
+def test_bot_folders_play_in_the_sandbox_and_the_record_verifies(tmp_path):
+    path = tmp_path / "m.json"
+    result = run("play", "mandala", "--seed", "5", "--bot", str(SAMPLE_BOTS / "greedy"),
+                 "--bot", str(SAMPLE_BOTS / "random"), "--record", str(path))
+    assert result.exit_code == 0, result.output
+    record = json.loads(path.read_text())
+    assert record["players"] == ["greedy", "random"]
+    assert record["result"]["end"] == "normal"
+    assert verifies(record)
+    assert "bot logs in " in result.output
+
+
+def test_unsafe_no_sandbox_runs_a_bot_folder_without_bubblewrap(tmp_path):
+    result = run("play", "mandala", "--seed", "5", "--unsafe-no-sandbox", "--quiet",
+                 "--bot", str(SAMPLE_BOTS / "random"), "--bot", "random")
+    assert result.exit_code == 0, result.output
+    assert "end normal" in result.output
+
+
+def test_without_bubblewrap_bot_folders_are_refused_naming_the_package(monkeypatch):
+    monkeypatch.setattr(sandbox, "available", lambda: False)
+    result = run("play", "mandala", "--bot", str(SAMPLE_BOTS / "random"), "--bot", "random")
+    assert result.exit_code == 2
+    assert "bubblewrap" in result.output and "--unsafe-no-sandbox" in result.output
+    assert result.output.count("\n") == 1
+
+
+def test_a_folder_without_a_manifest_is_one_line(tmp_path):
+    result = run("play", "mandala", "--bot", str(tmp_path), "--bot", "random")
+    assert result.exit_code == 2
+    assert "has no bot.toml manifest" in result.output

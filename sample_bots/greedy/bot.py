@@ -9,11 +9,11 @@ class GreedyBot(Bot):
     version = "1"
 
     def new_match(self, match):
-        self.choose = strategies.get("greedy", match.game)
         self.rng = random.Random(match.rng_seed)
 
     def act(self, observation, legal_moves):
-        return self.choose(observation, legal_moves, self.rng)
+        choose = strategies.get("greedy", self.match.game)
+        return choose(observation, legal_moves, self.rng)
 
 
 if __name__ == "__main__":

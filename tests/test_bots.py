@@ -1,0 +1,137 @@
+"""Bot folders and bot processes: manifests, versions, the process pool, crashes, restarts.
+
+Real sample bots in the real bubblewrap sandbox over real gRPC.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arena import sandbox
+from arena.bots import BotHost, BotSpec
+from arena.errors import ArenaError
+from arena.match import StrategySeat, play_match
+
+SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
+TEST_BOTS = Path(__file__).parent / "protocol_bots"
+needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def random_builtin() -> StrategySeat:
+    return StrategySeat("random", "mandala")
+
+
+# -- manifests ---------------------------------------------------------------------------------
+def test_a_sample_bot_manifest_loads():
+    spec = BotSpec.load(SAMPLE_BOTS / "greedy")
+    assert spec.name == "greedy"
+    assert spec.command == ("python3", "bot.py")
+    assert spec.games == ("mandala", "flowers-mandala", "flowers")
+    assert len(spec.version) == 12
+
+
+def test_the_version_is_the_folder_content(tmp_path):
+    folder = shutil.copytree(SAMPLE_BOTS / "random", tmp_path / "random")
+    before = BotSpec.load(folder).version
+    assert before == BotSpec.load(SAMPLE_BOTS / "random").version
+    (folder / "bot.py").write_text((folder / "bot.py").read_text() + "# changed\n")
+    assert BotSpec.load(folder).version != before
+
+
+@pytest.mark.parametrize("manifest, says", [
+    (None, "has no bot.toml manifest"),
+    ("name = ", "cannot read"),
+    ('name = "x"\ngames = ["mandala"]\n', "`command` must be a list of strings"),
+    ('name = "x"\ncommand = ["python3", "bot.py"]\n', "`games` must list game ids"),
+    ('command = ["python3"]\ngames = ["mandala"]\n', "`name` must be a non-empty string"),
+    ('name = "x"\ncommand = ["python3"]\ngames = ["chess"]\n', "unknown game 'chess'"),
+])
+def test_a_bad_manifest_is_one_clear_error(tmp_path, manifest, says):
+    if manifest is not None:
+        (tmp_path / "bot.toml").write_text(manifest)
+    with pytest.raises(ArenaError, match=says):
+        BotSpec.load(tmp_path)
+
+
+def test_a_missing_folder_is_one_clear_error(tmp_path):
+    with pytest.raises(ArenaError, match="does not exist"):
+        BotSpec.load(tmp_path / "nowhere")
+
+
+# -- processes -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def host():
+    if not sandbox.available():
+        pytest.skip("bubblewrap cannot run here")
+    with BotHost() as bot_host:
+        yield bot_host
+
+
+@needs_sandbox
+def test_a_bot_process_lives_across_matches_and_goes_back_to_the_pool(host):
+    spec = BotSpec.load(SAMPLE_BOTS / "random")
+    with host.seat(spec) as seat:
+        play_match("mandala", 2, {}, 1, [seat, random_builtin()])
+        pid = seat.process.process.pid
+        play_match("mandala", 2, {}, 2, [random_builtin(), seat])
+        assert seat.process.process.pid == pid
+    with host.seat(spec) as again, host.seat(spec) as second:
+        play_match("mandala", 2, {}, 3, [again, second])
+        assert again.process.process.pid == pid           # reused from the pool
+        assert second.process.process.pid != pid          # the same bot twice: two processes
+
+
+@needs_sandbox
+def test_a_crash_forfeits_and_the_bot_is_restarted_for_its_next_match(host):
+    with host.seat(BotSpec.load(TEST_BOTS / "crash_as_seat0")) as crasher:
+        crashed = play_match("mandala", 2, {}, 4, [crasher, random_builtin()])
+        first_pid = crasher.process.process.pid
+        assert not alive(first_pid)
+        played = play_match("mandala", 2, {}, 4, [random_builtin(), crasher])
+        assert crasher.process.process.pid != first_pid
+    forfeit = crashed["result"]["forfeit"]
+    assert (forfeit["seat"], forfeit["reason"]) == (0, "crash")
+    assert "exited with status 3" in forfeit["detail"] and "ply 0" in forfeit["detail"]
+    assert played["result"]["end"] == "normal"
+
+
+@needs_sandbox
+def test_fresh_per_match_starts_a_new_process_for_every_match():
+    with BotHost(fresh_per_match=True) as fresh_host:
+        with fresh_host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
+            pids = []
+            for seed in (1, 2):
+                play_match("mandala", 2, {}, seed, [seat, random_builtin()])
+                pids.append(seat.process.process.pid)
+                assert not alive(pids[-1])   # ended with its match
+    assert pids[0] != pids[1]
+
+
+@needs_sandbox
+def test_closing_the_host_ends_every_bot_process():
+    with BotHost() as short_host:
+        seats = [short_host.seat(BotSpec.load(SAMPLE_BOTS / name)) for name in ("random", "greedy")]
+        play_match("mandala", 2, {}, 5, seats)
+        pids = [pid for seat in seats for pid in seat.process.process.pids()]
+        assert pids and all(alive(pid) for pid in pids)
+    assert not any(alive(pid) for pid in pids)
+
+
+@needs_sandbox
+def test_a_bot_is_not_seated_in_a_game_it_does_not_play(host, tmp_path):
+    folder = shutil.copytree(SAMPLE_BOTS / "random", tmp_path / "mandala_only")
+    (folder / "bot.toml").write_text('name = "m"\ncommand = ["python3", "bot.py"]\n'
+                                     'games = ["mandala"]\n')
+    with host.seat(BotSpec.load(folder)) as seat:
+        with pytest.raises(ArenaError, match="does not play flowers"):
+            play_match("flowers", 2, {}, 1, [seat, StrategySeat("random", "flowers")])
