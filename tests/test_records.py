@@ -10,6 +10,8 @@ import json
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import records, registry
 from engine.core import CHANCE
@@ -318,3 +320,34 @@ def test_a_seat_move_recorded_as_chance_fails_at_its_ply(with_chance):
     record["moves"][0][0] = CHANCE
     verdict = verify(record)
     assert verdict["ply"] == 0 and "seat 0 is to move" in verdict["error"]
+
+
+# -- robustness: whatever the file holds, verify answers with a verdict -----------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 200) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                               max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(key=st.sampled_from(["format", "game", "options", "players", "seed", "setup", "moves",
+                            "result"]),
+       value=json_values)
+def test_any_value_in_any_key_gives_a_verdict_never_a_crash(good, key, value):
+    verdict = verify(tampered(good, **{key: value}))
+    assert verdict["ok"] in (True, False)
+    if not verdict["ok"]:
+        assert verdict["ply"] is None or 0 <= verdict["ply"] <= len(good["moves"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(index=st.integers(0, 10_000), entry=st.lists(json_values, min_size=0, max_size=3))
+def test_any_move_entry_gives_a_verdict_at_or_before_its_ply(good, index, entry):
+    ply = index % len(good["moves"])
+    record = copy.deepcopy(good)
+    record["moves"][ply] = entry
+    verdict = verify(record)
+    if not verdict["ok"]:
+        assert verdict["ply"] is None or verdict["ply"] <= ply
