@@ -29,7 +29,10 @@ information of the fit, B sums, over each deal, the outer product of that deal's
 score residual per bot, and G is the number of deals. Deals are independent of each other
 by construction of the schedule, so this is consistent whatever the correlation inside a
 deal. It needs many deals (tens at least); with fewer than two, intervals are unknown (NaN).
-A 95% interval is +/- 1.96 standard errors of a bot's anchored rating.
+A 95% interval is +/- 1.96 standard errors of a bot's anchored rating. Two degenerate
+cases: when virtual draws were needed (see above) every deal shows the same residual, so the
+textbook covariance of the regularised fit is used instead; when every deal splits exactly
+even (each seat-swapped pair 1-1), the deals show no spread at all and the interval is 0.
 
 **Likelihood of superiority** of bot i over bot j is `Phi((elo_i - elo_j) / sd(elo_i -
 elo_j))`, using the covariance of the two estimates (so it does not depend on the anchor).
@@ -283,7 +286,9 @@ def fit_elo(outcomes: Iterable[Outcome] | PairwiseResults,
         points = points + 0.5 * off_diagonal
         games = games + off_diagonal
     theta = _maximise(points, games) if n > 1 else np.zeros(1)
-    covariance = _covariance(pairs, theta, games, clustered)
+    # With a bot that never dropped a point every deal shows the same residual, so the deal
+    # spread says nothing; the information of the regularised fit is then the honest width.
+    covariance = _covariance(pairs, theta, games, clustered and not virtual_draws)
 
     # Anchor: shift the ratings; the covariance follows the linear map r -> (I - 1 w^T) r.
     weights = np.full(n, 1.0 / n)

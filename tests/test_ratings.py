@@ -235,6 +235,9 @@ def test_a_bot_that_never_drops_a_point_stays_finite_and_first():
     fit = fit_elo(outcomes)
     assert fit.virtual_draws
     assert np.all(np.isfinite(fit.elo)) and fit.rating("A") > fit.rating("B") > fit.rating("C")
+    # Six identical deals carry no spread: the width comes from the information, and is wide.
+    np.testing.assert_allclose(fit.covariance, fit_elo(outcomes, clustered=False).covariance)
+    assert fit.interval()[fit.bots.index("A")] > 200
     assert not fit_elo(games("A", "B", [1, 0], "ab")).virtual_draws
 
 
