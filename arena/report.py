@@ -48,6 +48,10 @@ def _check_format(fmt: str) -> None:
         raise ArenaError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
 
 
+_CSV_FIELDS = ["rank", "bot", "version", "elo", "interval", "games", "score_pct", "wins",
+               "draws", "losses", "forfeits", "los_next_pct"]
+
+
 def ladder_records(table: Ladder) -> list[dict]:
     """One plain dict per ladder row: what csv and json print (percentages 0-100)."""
     records = []
@@ -67,9 +71,11 @@ def _notes(table: Ladder) -> list[str]:
     fit = table.fit
     scale = (f"{_shown(fit.anchor[0])} anchored at {fit.anchor[1]:g}" if fit.anchor
              else "mean 0")
+    width = ("from the fit's information" if fit.virtual_draws
+             else "deals as clusters")
     notes = [
         f"Elo: maximum likelihood, {scale}. +/-: {table.confidence:.0%} interval, "
-        f"deals as clusters ({table.deals} deals).",
+        f"{width} ({table.deals} deals).",
         "LOS next: likelihood of superiority over the next row.",
         "W/D/L and score % count pairwise results: n - 1 per n-seat match, "
         "1-player games compared per deal.",
@@ -108,9 +114,6 @@ def format_ladder(table: Ladder, fmt: str = "table") -> str:
                     colalign=("right", "left") + ("right",) * 7)
     return text + "\n\n" + "\n".join(_notes(table))
 
-
-_CSV_FIELDS = ["rank", "bot", "version", "elo", "interval", "games", "score_pct", "wins",
-               "draws", "losses", "forfeits", "los_next_pct"]
 
 
 def format_matrix(table: Ladder, outcomes: Sequence[Outcome], fmt: str = "table") -> str:
