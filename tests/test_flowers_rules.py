@@ -321,3 +321,15 @@ def test_render_result_shows_the_breakdown_per_seat():
     assert "butterflies (+2): y4+r at 0 0, r4+y at 1 0" in text
     assert "colour groups (+0): none" in text
     assert text.endswith("scores [1, 1] ranks [1, 2]")
+
+
+def test_a_clone_is_independent_of_its_original():
+    state = started(["b1", "r1"], [["g2", "y2"], [], []], 3)
+    copy = state.clone()
+    play(copy, "draw 0", "place 1 0")
+    assert state.observation(0)["pile_tops"][0] == "g2"
+    assert state.legal_moves() == ["draw 0", "draw 1", "draw 2"]
+    assert state.observation(0)["gardens"][0]["cells"] == [{"x": 0, "y": 0, "cards": ["b1"]}]
+    play(state, "draw 0", "place 0 0")
+    assert copy.observation(0)["gardens"][0]["cells"] == [
+        {"x": 0, "y": 0, "cards": ["b1"]}, {"x": 1, "y": 0, "cards": ["g2"]}]
