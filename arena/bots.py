@@ -28,6 +28,7 @@ import os
 import queue
 import secrets
 import shutil
+import subprocess
 import tempfile
 import threading
 import time
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from arena import sandbox, wire
 from arena.bot_errors import (BotCrashed, BotError, BotProtocolError, BotReportedError,
@@ -52,6 +54,7 @@ MAX_MOVE_CHARS = 1000               # far above any move in notation
 MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more breaks its stream
 DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
+EXIT_GRACE = 0.2   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
 
 
 # -- manifests ----------------------------------------------------------------------------
@@ -173,8 +176,13 @@ class BotProcess:
             raise BotTimeout(self.spec.name, f"no move within {clock.allowed:.3f} s "
                                              f"(+{self.host_margin(clock):.3f} s margin)") from None
         if reply is _ENDED:
+            raise self.stream_end_error()
+        try:
+            reply = arena_pb2.MoveReply.FromString(reply)
+        except DecodeError:
             self.kill()
-            raise BotCrashed(self.spec.name, self.death_note())
+            raise BotProtocolError(self.spec.name, f"sent {len(reply)} bytes that are not a "
+                                                   f"MoveReply") from None
         if reply.act_id != act_id:
             self.kill()
             raise BotProtocolError(self.spec.name, f"answered act {reply.act_id}, "
@@ -185,12 +193,28 @@ class BotProcess:
             raise BotProtocolError(self.spec.name, f"a move of {len(reply.move)} characters")
         return reply.move
 
+    def stream_end_error(self) -> BotError:
+        """Why the stream ended while a move was awaited: a crash if the process died of it,
+        else a protocol error (it closed the stream, or sent a message over the size limit,
+        which gRPC answers by ending the stream)."""
+        try:
+            status = self.process.wait(timeout=EXIT_GRACE)
+        except subprocess.TimeoutExpired:
+            status = None
+        self.kill()
+        if status not in (None, 0):
+            return BotCrashed(self.spec.name, self.death_note(status))
+        return BotProtocolError(
+            self.spec.name, "ended its stream without a move (a closed stream, or a message "
+                            f"over the {MAX_BOT_MESSAGE_BYTES // 1024} KiB limit)")
+
     @staticmethod
     def host_margin(clock: MoveClock) -> float:
         return clock.deadline - clock.allowed
 
-    def death_note(self) -> str:
-        status = self.process.poll() if self.process else None
+    def death_note(self, status: int | None = None) -> str:
+        if status is None and self.process is not None:
+            status = self.process.poll()
         if status is None:
             return f"its stream broke (its stderr: {self.log_path})"
         return f"exited with status {status} (its stderr: {self.log_path})"
@@ -241,11 +265,12 @@ class BotSeat(Seat):
         return self.process.act(message, clock)
 
     def match_over(self, result: dict) -> None:
-        if self.process is None:
+        info, self.info = self.info, None
+        if self.process is None or info is None:
             return
         if self.process.alive():
             self.process.send(wire.match_over_message(self.match_id, result))
-        if self.host.fresh_per_match or result.get("forfeit", {}).get("seat") == self.info.seat:
+        if self.host.fresh_per_match or result.get("forfeit", {}).get("seat") == info.seat:
             self.process.kill()   # a forfeiter's whole tree goes; the next match restarts it
 
     def close(self) -> None:
@@ -293,7 +318,7 @@ class BotHost:
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_bots + 8, thread_name_prefix="arena-bot"),
             options=[("grpc.max_receive_message_length", MAX_BOT_MESSAGE_BYTES)])
-        arena_pb2_grpc.add_ArenaServicer_to_server(_Servicer(self), self._server)
+        _add_servicer(_Servicer(self), self._server)
         self._server.add_insecure_port(f"unix:{self.socket_path}")
         self._server.start()
 
@@ -360,7 +385,23 @@ class BotHost:
         context.abort(code, why)
 
 
-class _Servicer(arena_pb2_grpc.ArenaServicer):
+def _add_servicer(servicer: "_Servicer", server: grpc.Server) -> None:
+    """Like the generated add_ArenaServicer_to_server, but Play takes the bot's replies as raw
+    bytes: the arena parses them itself, so a reply that is no MoveReply becomes a clear
+    protocol error at once (gRPC's own parser would only end the stream)."""
+    handlers = {
+        "Handshake": grpc.unary_unary_rpc_method_handler(
+            servicer.Handshake, request_deserializer=arena_pb2.HandshakeRequest.FromString,
+            response_serializer=arena_pb2.HandshakeReply.SerializeToString),
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play, request_deserializer=None,
+            response_serializer=arena_pb2.ArenaMessage.SerializeToString),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("arena.v1.Arena",
+                                                                          handlers),))
+
+
+class _Servicer:
     def __init__(self, host: BotHost):
         self.host = host
 
@@ -402,7 +443,7 @@ class _Servicer(arena_pb2_grpc.ArenaServicer):
             if message.HasField("act"):
                 try:
                     reply = next(request_iterator)
-                except (StopIteration, grpc.RpcError, ValueError):
+                except (StopIteration, grpc.RpcError):
                     process.stream_ended()
                     return
-                process.replies.put(reply)
+                process.replies.put(reply)   # bytes, parsed by BotProcess.act

@@ -146,7 +146,8 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     emit = on_event or (lambda event: None)
     progress = _Progress()
 
-    forfeit = _start_seats(game_id, resolved, players_count, seed, seats, time_control)
+    started: list[Seat] = []
+    forfeit = _start_seats(game_id, resolved, players_count, seed, seats, time_control, started)
     if forfeit is None:
         forfeit = _play(state, seats, time_control, seed, progress, emit)
     if forfeit is None:
@@ -156,7 +157,7 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
         emit(Forfeited(len(progress.moves), forfeit.seat, seat_name, forfeit.reason,
                        forfeit.detail))
         result = forfeit_result(players_count, forfeit.seat, forfeit.reason, forfeit.detail)
-    for seat in seats:
+    for seat in started:
         _tell_match_over(seat, result)
 
     record = records.build_record(
@@ -169,13 +170,16 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     return record
 
 
-def _start_seats(game_id, options, players, seed, seats, time_control) -> _Forfeit | None:
-    """Tells every seat a match starts; the first that cannot start forfeits."""
+def _start_seats(game_id, options, players, seed, seats, time_control,
+                 started: list[Seat]) -> _Forfeit | None:
+    """Tells every seat a match starts (appending it to `started`); the first that cannot
+    start forfeits, and the seats after it are not started at all."""
     for index, seat in enumerate(seats):
         try:
             seat.new_match(MatchInfo(game_id, dict(options), index, players, time_control, seed))
         except BotError as error:
             return _Forfeit(index, error.reason, f"{_who(seat, index, 0)}: {error.problem}")
+        started.append(seat)
     return None
 
 
