@@ -112,6 +112,13 @@ def available() -> bool:
     return _unavailable_reason() is None
 
 
+def require() -> None:
+    """Raises SandboxUnavailable, saying why, unless `available()`: for refusing early."""
+    reason = _unavailable_reason()
+    if reason is not None:
+        raise SandboxUnavailable(reason)
+
+
 def _unavailable_reason() -> str | None:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -164,9 +171,7 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
         cwd: Path | None = bot_dir
         lib = str(_ARENA_PACKAGE.parent)
     else:
-        reason = _unavailable_reason()
-        if reason is not None:
-            raise SandboxUnavailable(reason)
+        require()
         if os.geteuid() == 0:
             uid = _allocate_uid()
             _grant(bot_dir, write=False, recursive=True)

@@ -344,6 +344,8 @@ def test_without_bwrap_on_path_spawning_names_the_package_and_the_escape_hatch(
         bot_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert sandbox.available() is False
+    with pytest.raises(SandboxUnavailable, match="bwrap.* is not on PATH"):
+        sandbox.require()
     with pytest.raises(SandboxUnavailable) as raised:
         sandbox.spawn(["python", "-c", "pass"], bot_dir, env={}, log_path=tmp_path / "log")
     message = str(raised.value)
