@@ -81,7 +81,11 @@ END_PASSES = "passes"    # two passes in a row
 
 def _cards(counts: list[int]) -> list[str]:
     """Colour counts as a sorted list of colour names."""
-    return [COLOURS[c] for c in _SIX for _ in range(counts[c])]
+    cards: list[str] = []
+    for name, count in zip(COLOURS, counts):
+        if count:
+            cards += [name] * count
+    return cards
 
 
 class Mandala(Game):
