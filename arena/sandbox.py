@@ -373,6 +373,11 @@ def _processes():
         yield pid, ppid, uid, start
 
 
+def running(pid: int) -> bool:
+    """True while `pid` is a live process; a zombie (dead, awaiting its reaper) is not."""
+    return _stat_fields(pid) is not None
+
+
 def _stat_fields(pid: int) -> tuple[str, int, int] | None:
     """(state, ppid, starttime) of a live, non-zombie process; None when gone or a zombie."""
     try:
