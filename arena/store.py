@@ -148,7 +148,7 @@ class Store:
         folder = Path(folder)
         path = folder / DB_NAME
         if path.exists():
-            with cls._existing(path) as existing:
+            with cls._existing(path, read_only=True) as existing:
                 done, total = existing.progress()
                 other = existing.league_name()
             raise StoreError(
@@ -190,8 +190,8 @@ class Store:
         return cls._tuned(cls._existing(path).conn, path)
 
     @classmethod
-    def _existing(cls, path: Path) -> "Store":
-        conn = _connect(path, read_only=False)
+    def _existing(cls, path: Path, read_only: bool = False) -> "Store":
+        conn = _connect(path, read_only=read_only)
         _check_ours(conn, path)
         return cls(conn, path)
 
@@ -233,8 +233,9 @@ class Store:
         return {row[0] for row in self.conn.execute("SELECT id FROM matches")}
 
     # -- matches ---------------------------------------------------------------------------
-    def add_match(self, finished: FinishedMatch) -> None:
-        """Stores one finished match in one transaction; a match already stored is an error."""
+    def add_match(self, finished: FinishedMatch) -> Outcome:
+        """Stores one finished match in one transaction and returns its outcome; a match
+        already stored is an error."""
         spec, record = finished.spec, finished.record
         labels = {bot.name: bot.label for bot in self.bots_by_name().values()}
         result = record["result"]
@@ -253,6 +254,7 @@ class Store:
             self.conn.execute("ROLLBACK")
             raise StoreError(f"match {spec.id} is already stored in {self.path}: two runs of "
                              "one league at once?") from None
+        return _outcome(*row[:10])
 
     def bots_by_name(self) -> dict[str, BotEntry]:
         if self._bots is None:
@@ -284,14 +286,19 @@ def read_outcomes(league: str | os.PathLike) -> list[Outcome]:
     conn = _connect(path, read_only=True)
     try:
         _check_ours(conn, path)
-        rows = conn.execute("SELECT id, ord, bots, ranks, scores, deal, forfeit_seat "
-                            "FROM matches ORDER BY ord").fetchall()
+        rows = conn.execute("SELECT id, ord, deal, seed, bots, scores, ranks, end_kind, "
+                            "forfeit_seat FROM matches ORDER BY ord").fetchall()
     except sqlite3.Error as error:
         raise StoreError(f"cannot read the league database {path}: {error}") from None
     finally:
         conn.close()
-    return [Outcome(match_id=match_id, order=order, bots=tuple(json.loads(bots)),
-                    ranks=tuple(json.loads(ranks)),
-                    scores=tuple(float(score) for score in json.loads(scores)),
-                    deal=deal, forfeit_seat=forfeit_seat)
-            for match_id, order, bots, ranks, scores, deal, forfeit_seat in rows]
+    return [_outcome(*row) for row in rows]
+
+
+def _outcome(match_id: str, order: int, deal: str, _seed: int, bots: str, scores: str,
+             ranks: str, _end: str, forfeit_seat: int | None, *_rest: Any) -> Outcome:
+    """An Outcome from the leading columns of a `matches` row."""
+    return Outcome(match_id=match_id, order=order, bots=tuple(json.loads(bots)),
+                   ranks=tuple(json.loads(ranks)),
+                   scores=tuple(float(score) for score in json.loads(scores)),
+                   deal=deal, forfeit_seat=forfeit_seat)

@@ -1,0 +1,266 @@
+"""`arena league run` / `arena league resume`, their progress bar, and `arena bench league`.
+
+A league comes from flags, from a TOML file (`--config`), or both (flags win). Keys of the
+file, all optional but `game` and `bots`::
+
+    name = "mandala-demo"             # folder results/NAME
+    game = "mandala"
+    bots = ["../sample_bots/greedy", "../sample_bots/random"]   # relative to this file
+    players = 2
+    deals = 10
+    seed = 1
+    move_time = 0.5                   # and/or tc = "10+0.1"; startup_time = 10
+    gauntlet = "greedy"
+    tables = 60                       # most groups of 3-4 bots (a balanced sample above)
+    [options]                         # rule options of the game
+"""
+from __future__ import annotations
+
+import math
+import random
+import sys
+import time
+import tomllib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+import numpy as np
+
+from arena.cli import bench, main
+from arena.clock import TimeControl
+from arena.errors import ArenaError
+from arena.league import (League, LeagueConfig, LeagueError, ProcessPool, default_workers,
+                          resume_league, run, start_league)
+from arena.ratings import Outcome, pairwise_results
+from arena.report import ladder_text
+from arena.schedule import DEFAULT_MAX_TABLES
+from arena.store import read_outcomes
+from engine import registry
+
+RESULTS = Path("results")
+CONFIG_KEYS = {"name", "game", "bots", "players", "deals", "seed", "options", "move_time",
+               "tc", "startup_time", "gauntlet", "tables", "unsafe_no_sandbox"}
+
+
+@main.group()
+def league() -> None:
+    """Leagues: many matches among bots, fair schedules, stored results, resume."""
+
+
+def _workers_option(command):
+    command = click.option("--quiet", is_flag=True,
+                           help="No progress bar (for scripts); the ladder is still printed."
+                           )(command)
+    command = click.option("--fresh-bots", is_flag=True,
+                           help="Start new bot processes for every match (strict isolation; "
+                                "slower).")(command)
+    return click.option("--workers", type=int, default=None,
+                        help="Matches played at once, each worker with its own bots "
+                             "(default: the machine's cores).")(command)
+
+
+@league.command("run")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="A TOML file with the league's settings (flags override it).")
+@click.option("--bot", "bots", multiple=True, metavar="FOLDER",
+              help="A bot folder (or built-in bot: random, greedy); repeat for each bot.")
+@click.option("--game", default=None, help="The game id (see `arena games`).")
+@click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
+              help="A rule option of the game (repeatable).")
+@click.option("--players", type=int, default=None, help="Players per match (default 2).")
+@click.option("--deals", type=int, default=None,
+              help="Deals each table plays, in every seating (default 10).")
+@click.option("--seed", type=int, default=None,
+              help="League seed: fixes every deal (default: a random one, printed).")
+@click.option("--move-time", type=float, default=None,
+              help="Per-move limit in seconds (default 1.0 when no --tc).")
+@click.option("--tc", default=None, metavar="BANK+INC", help="Time bank and increment, e.g. 10+0.1.")
+@click.option("--startup-time", type=float, default=None,
+              help="Seconds a bot gets to start and shake hands (default 10).")
+@click.option("--gauntlet", default=None, metavar="BOT",
+              help="Only matches of this bot (name or folder) against the others.")
+@click.option("--tables", type=int, default=None,
+              help=f"With 3-4 players, the most groups of bots to play (a balanced sample "
+                   f"when there are more; default {DEFAULT_MAX_TABLES}).")
+@click.option("--name", default=None, help="League name: its folder is results/NAME.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="League folder, instead of results/NAME.")
+@click.option("--unsafe-no-sandbox", is_flag=True, default=None,
+              help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
+@_workers_option
+def run_command(config_path, bots, game, option_pairs, players, deals, seed, move_time, tc,
+                startup_time, gauntlet, tables, name, out, unsafe_no_sandbox, workers,
+                fresh_bots, quiet):
+    """Run a new league and print its ladder."""
+    settings = _read_config(config_path) if config_path else {}
+    flags = {"game": game, "players": players, "deals": deals, "seed": seed,
+             "move_time": move_time, "tc": tc, "startup_time": startup_time,
+             "gauntlet": gauntlet, "tables": tables, "name": name,
+             "unsafe_no_sandbox": unsafe_no_sandbox, "bots": list(bots) or None}
+    settings.update({key: value for key, value in flags.items() if value is not None})
+    if "seed" not in settings:
+        settings["seed"] = random.SystemRandom().randrange(2 ** 31)
+    config = _league_config(settings, option_pairs)
+    if out is None:
+        name = settings.get("name") or (
+            f"{config.game}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}")
+        if "/" in name or name in ("", ".", ".."):
+            raise LeagueError(f"league name {name!r} is not a folder name: use --out for a path")
+        out = RESULTS / name
+    with start_league(out, out.name, config) as opened:
+        if not quiet:
+            click.echo(f"league {out}: {config.game}, {config.players} players, "
+                       f"{len(opened.bots)} bots, {len(opened.specs)} matches, "
+                       f"seed {config.seed}, {config.timing().describe()}", err=True)
+        _play(opened, workers, fresh_bots, quiet)
+
+
+@league.command("resume")
+@click.argument("folder", type=click.Path(path_type=Path))
+@_workers_option
+def resume_command(folder, workers, fresh_bots, quiet):
+    """Finish a stopped or killed league (results/NAME): plays only the missing matches."""
+    with resume_league(folder) as opened:
+        if not quiet:
+            click.echo(f"league {folder}: {len(opened.missing())} of {len(opened.specs)} "
+                       "matches to play", err=True)
+        _play(opened, workers, fresh_bots, quiet)
+
+
+def _read_config(path: Path) -> dict:
+    try:
+        settings = tomllib.loads(path.read_text())
+    except OSError as error:
+        raise LeagueError(f"cannot read league config {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise LeagueError(f"league config {path} is not valid TOML: {error}") from None
+    unknown = sorted(set(settings) - CONFIG_KEYS)
+    if unknown:
+        raise LeagueError(f"league config {path} has unknown keys {', '.join(unknown)} "
+                          f"(known: {', '.join(sorted(CONFIG_KEYS))})")
+    bots = settings.get("bots", [])
+    if not isinstance(bots, list) or not all(isinstance(bot, str) for bot in bots):
+        raise LeagueError(f"league config {path}: bots must be a list of folders")
+    # Folders are relative to the file, so a config works from any working directory.
+    settings["bots"] = [bot if Path(bot).is_absolute() or not (path.parent / bot).is_dir()
+                        else str(path.parent / bot) for bot in bots] or None
+    if settings["bots"] is None:
+        del settings["bots"]
+    return settings
+
+
+def _league_config(settings: dict[str, Any], option_pairs) -> LeagueConfig:
+    if not settings.get("game"):
+        raise LeagueError("no game given: use --game GAME (see `arena games`)")
+    if not settings.get("bots"):
+        raise LeagueError("no bots given: use --bot FOLDER once per bot")
+    game = registry.get(settings["game"])
+    players = settings.get("players", 2 if game.min_players <= 2 <= game.max_players
+                           else game.min_players)
+    options = dict(settings.get("options", {}))
+    options.update(game.parse_options(option_pairs))
+    resolved = game.resolve_options(options, players)
+    timing = TimeControl.from_cli(settings.get("move_time"), settings.get("tc"),
+                                  settings.get("startup_time"))
+    return LeagueConfig(
+        game=game.id, bots=tuple(settings["bots"]), players=players,
+        deals=settings.get("deals", 10), seed=settings["seed"],
+        options=game.non_default_options(resolved), time_control=timing.to_record(),
+        gauntlet=settings.get("gauntlet"),
+        max_tables=settings.get("tables", DEFAULT_MAX_TABLES),
+        sandbox=not settings.get("unsafe_no_sandbox", False))
+
+
+def _play(opened: League, workers: int | None, fresh_bots: bool, quiet: bool) -> None:
+    """Runs the league's missing matches with a progress bar, then prints the ladder."""
+    done_before = len(opened.specs) - len(opened.missing())
+    bar = Progress(len(opened.specs), done_before, read_outcomes(opened.folder),
+                   stream=None if quiet else sys.stderr)
+    try:
+        run(opened, ProcessPool(workers or default_workers()), fresh_bots=fresh_bots,
+            on_match=bar.add)
+    except KeyboardInterrupt:
+        bar.finish()
+        done = len(opened.specs) - len(opened.missing())
+        click.echo(f"stopped: {done} of {len(opened.specs)} matches stored in {opened.folder}; "
+                   f"finish with `arena league resume {opened.folder}`", err=True)
+        sys.exit(130)
+    bar.finish()
+    outcomes = read_outcomes(opened.folder)
+    if outcomes:
+        click.echo(ladder_text(outcomes))
+
+
+class Progress:
+    """A one-line progress bar: done/total, rate, ETA and the current leader.
+
+    On a terminal the line redraws in place (at most 5 times a second); elsewhere (logs, CI)
+    a line is printed at every tenth of the league. With no stream it stays silent.
+    """
+
+    WIDTH = 24
+
+    def __init__(self, total: int, done: int, outcomes: list[Outcome],
+                 stream: TextIO | None):
+        self.total, self.done, self.start_done = total, done, done
+        self.outcomes = list(outcomes)
+        self.stream = stream
+        self.live = bool(stream is not None and stream.isatty())
+        self.started = time.monotonic()
+        self.drawn_at = 0.0
+        self.tenth = done * 10 // max(total, 1)
+
+    def add(self, outcome: Outcome) -> None:
+        self.done += 1
+        self.outcomes.append(outcome)
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if self.live and (now - self.drawn_at >= 0.2 or self.done == self.total):
+            self.drawn_at = now
+            self.stream.write("\r" + self.line() + "\033[K")
+            self.stream.flush()
+        elif not self.live and self.done * 10 // max(self.total, 1) > self.tenth:
+            self.tenth = self.done * 10 // max(self.total, 1)
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+
+    def line(self) -> str:
+        filled = self.WIDTH * self.done // max(self.total, 1)
+        elapsed = time.monotonic() - self.started
+        played = self.done - self.start_done
+        rate = played / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else math.inf
+        eta_text = "--:--" if math.isinf(eta) else time.strftime("%H:%M:%S", time.gmtime(eta))
+        return (f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.total}  "
+                f"{rate:.1f} matches/s  ETA {eta_text}  leader {self.leader()}")
+
+    def leader(self) -> str:
+        """The bot with the highest share of pairwise points so far."""
+        pairs = pairwise_results(self.outcomes)
+        if not len(pairs.score):
+            return "-"
+        size = len(pairs.bots)
+        points = (np.bincount(pairs.first, weights=pairs.score, minlength=size)
+                  + np.bincount(pairs.second, weights=1 - pairs.score, minlength=size))
+        results = (np.bincount(pairs.first, minlength=size)
+                   + np.bincount(pairs.second, minlength=size))
+        share = np.divide(points, results, out=np.zeros(size), where=results > 0)
+        best = int(np.argmax(share))
+        return f"{pairs.bots[best].split('@')[0]} ({share[best]:.0%})"
+
+    def finish(self) -> None:
+        if self.live:
+            self.stream.write("\r" + self.line() + "\033[K\n")
+            self.stream.flush()
+
+
+@bench.command("league")
+@click.option("--deals", type=int, default=8, help="Deals per league (default 8: 96 matches).")
+@click.option("--move-time", type=float, default=1.0, help="Per-move limit in seconds.")
+def bench_league(deals, move_time):
+    """Matches per second of a 4-bot mandala league of sample bots, 1 worker vs 2."""
+    from arena.bench.league import measure, render
+    click.echo(render(measure(deals=deals, move_time=move_time)))

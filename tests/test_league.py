@@ -1,0 +1,322 @@
+"""Leagues end to end: `arena league` as a real subprocess, real sandboxed bots, real SQLite.
+
+Bots are copies of the sample `random` bot under other names (deterministic: the arena seeds
+them per match) and a test bot that crashes in some matches (tests/league_bots/crashy).
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.match import seat_seed
+from arena.schedule import expand
+from arena.store import DB_NAME, Store, read_outcomes
+from engine import records
+
+ROOT = Path(__file__).resolve().parent.parent
+CRASHY = ROOT / "tests" / "league_bots" / "crashy"
+ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
+# A small league: 3 bots, 3 pairs, 4 deals, both seatings = 24 matches of mandala.
+LEAGUE = ["--game", "mandala", "--deals", "4", "--seed", "5", "--move-time", "2"]
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+
+
+def arena(*args, check=True, **kwargs) -> subprocess.CompletedProcess:
+    done = subprocess.run([*ARENA, *map(str, args)], capture_output=True, text=True,
+                          timeout=180, cwd=kwargs.pop("cwd", ROOT), **kwargs)
+    if check and done.returncode != 0:
+        raise AssertionError(f"arena {' '.join(map(str, args))} failed "
+                             f"({done.returncode}):\n{done.stderr}")
+    return done
+
+
+def start_arena(*args) -> subprocess.Popen:
+    return subprocess.Popen([*ARENA, *map(str, args)], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def copy_bot(source: Path, folder: Path, name: str) -> Path:
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = folder / "bot.toml"
+    lines = [f'name = "{name}"' if line.startswith("name =") else line
+             for line in manifest.read_text().splitlines()]
+    manifest.write_text("\n".join(lines) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def bots(tmp_path_factory) -> list[Path]:
+    where = tmp_path_factory.mktemp("bots")
+    return [copy_bot(ROOT / "sample_bots" / "random", where / name, name)
+            for name in ("ann", "ben", "cat")]
+
+
+def bot_flags(folders) -> list[str]:
+    return [flag for folder in folders for flag in ("--bot", folder)]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, bots) -> tuple[Path, subprocess.CompletedProcess]:
+    """The small league played once, uninterrupted, on 2 workers."""
+    folder = tmp_path_factory.mktemp("leagues") / "reference"
+    done = arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 2, "--out", folder)
+    return folder, done
+
+
+def stored(folder: Path) -> list[tuple]:
+    """Per match in schedule order: id, seats, moves and result (what must not vary)."""
+    with Store.open(folder) as store:
+        return [(record["players"], record["seed"], record["moves"], record["result"])
+                for record in store.records()]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def processes_of(parent: int) -> list[int]:
+    """Live worker processes that a league with pid `parent` started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if f"ARENA_LEAGUE_PARENT={parent}".encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+# -- fair schedules, stored ---------------------------------------------------------------
+
+def test_every_deal_is_played_in_every_seating_and_counts_per_bot_are_equal(reference):
+    folder, _ = reference
+    outcomes = read_outcomes(folder)
+    assert len(outcomes) == 24
+    names = sorted({bot for outcome in outcomes for bot in outcome.bots})
+    assert [name.split("@")[0] for name in names] == ["ann", "ben", "cat"]
+    seatings = collections.defaultdict(set)
+    for outcome in outcomes:
+        seatings[outcome.match_id.split(":")[0]].add(outcome.bots)
+    for played in seatings.values():
+        assert played == {(a, b) for a in names for b in names if a != b}
+    per_bot = collections.Counter(bot for outcome in outcomes for bot in outcome.bots)
+    assert set(per_bot.values()) == {16}
+
+
+def test_three_player_league_plays_each_deal_in_every_rotation(tmp_path, bots):
+    folder = tmp_path / "three"
+    arena("league", "run", "--game", "flowers-mandala", "--players", 3, "--deals", 2,
+          "--seed", 1, *bot_flags(bots), "--out", folder, "--workers", 2, "--quiet")
+    outcomes = read_outcomes(folder)
+    assert len(outcomes) == 6
+    for deal in ("d0000", "d0001"):
+        seatings = [o.bots for o in outcomes if o.match_id.startswith(deal)]
+        first = seatings[0]
+        assert sorted(seatings) == sorted(first[i:] + first[:i] for i in range(3))
+    assert {o.deal for o in outcomes if o.match_id.startswith("d0000")} == {outcomes[0].deal}
+
+
+# -- determinism and the store under concurrent workers --------------------------------------
+
+def test_same_seed_gives_identical_stored_results_on_one_or_two_workers(reference, tmp_path,
+                                                                        bots):
+    folder, _ = reference
+    again = tmp_path / "again"
+    arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 1, "--out", again,
+          "--quiet")
+    assert stored(again) == stored(folder)
+
+
+def test_concurrent_workers_leave_a_sound_database_of_replayable_records(reference):
+    folder, _ = reference
+    conn = sqlite3.connect(folder / DB_NAME)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT id) FROM matches").fetchone() == (24, 24)
+    workers = {row[0] for row in conn.execute("SELECT worker FROM matches")}
+    assert workers == {0, 1}
+    conn.close()
+    with Store.open(folder) as store:
+        for record in store.records():
+            verdict = records.verify(record)
+            assert verdict["ok"], verdict
+
+
+def test_the_ladder_and_progress_are_printed(reference):
+    _, done = reference
+    assert "Elo" in done.stdout and "ann" in done.stdout
+    progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert progress and progress[-1].split()[1] == "24/24"
+    assert all("matches/s" in line and "ETA" in line and "leader" in line
+               for line in progress)
+
+
+# -- resume -------------------------------------------------------------------------------
+
+def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, tmp_path, bots):
+    folder = tmp_path / "killed"
+    league = start_arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 2,
+                         "--out", folder, "--quiet")
+    seen_while_running = []
+    while league.poll() is None and len(seen_while_running) < 3:
+        if (folder / DB_NAME).exists():   # readers work while the league writes
+            seen_while_running = read_outcomes(folder)
+        time.sleep(0.05)
+    time.sleep(random.uniform(0, 0.5))      # a random moment, mid-league
+    league.send_signal(signal.SIGKILL)
+    league.communicate()
+    time.sleep(0.5)
+    assert processes_of(league.pid) == []   # workers (and their bots) died with it
+    survivors = read_outcomes(folder)
+    assert {o.match_id for o in seen_while_running} <= {o.match_id for o in survivors}
+    assert len(survivors) < 24, "the league ended before the kill: make it longer"
+
+    resumed = arena("league", "resume", folder, "--workers", 2)
+    assert f"{24 - len(survivors)} of 24 matches to play" in resumed.stderr
+    assert stored(folder) == stored(reference[0])
+
+
+def test_ctrl_c_stops_cleanly_keeping_finished_matches(reference, tmp_path, bots):
+    folder = tmp_path / "interrupted"
+    league = start_arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 2,
+                         "--out", folder)
+    while league.poll() is None and not ((folder / DB_NAME).exists()
+                                         and read_outcomes(folder)):
+        time.sleep(0.05)
+    league.send_signal(signal.SIGINT)
+    _, err = league.communicate(timeout=30)
+    kept = len(read_outcomes(folder))
+    assert league.returncode == 130
+    assert f"stopped: {kept} of 24 matches stored" in err and "Traceback" not in err
+    assert processes_of(league.pid) == []
+    arena("league", "resume", folder, "--quiet")
+    assert stored(folder) == stored(reference[0])
+
+
+# -- bots that crash, fresh bots, gauntlet, config file ------------------------------------
+
+def test_a_bot_that_crashes_forfeits_those_matches_and_the_league_completes(tmp_path, bots):
+    folder = tmp_path / "crashy"
+    arena("league", "run", "--game", "mandala", "--deals", 6, "--seed", 3, "--bot", CRASHY,
+          "--bot", bots[0], "--out", folder, "--workers", 2, "--quiet")
+    with Store.open(folder) as store:
+        outcomes = {o.match_id: o for o in read_outcomes(folder)}
+        assert len(outcomes) == 12
+        forfeits = 0
+        for spec in expand(["crashy", "ann"], players=2, deals=6, seed=3):
+            seat = spec.seats.index("crashy")
+            outcome = outcomes[spec.id]
+            if seat_seed(spec.seed, seat) % 3 == 0:
+                forfeits += 1
+                assert outcome.forfeit_seat == seat and outcome.ranks[seat] == 2
+            else:
+                assert outcome.forfeit_seat is None
+        assert forfeits > 0
+        reasons = {record["result"].get("forfeit", {}).get("reason")
+                   for record in store.records()}
+        assert reasons == {None, "crash"}
+
+
+def test_gauntlet_from_a_config_file_with_fresh_bots_matches_the_pooled_results(
+        reference, tmp_path, bots):
+    config = tmp_path / "league.toml"
+    config.write_text(
+        'game = "mandala"\n'
+        f'bots = {json.dumps([os.path.relpath(bot, tmp_path) for bot in bots])}\n'
+        'deals = 1\nseed = 5\nmove_time = 2.0\ngauntlet = "ann"\n')
+    folder = tmp_path / "gauntlet"
+    arena("league", "run", "--config", config, "--out", folder, "--fresh-bots", "--quiet",
+          cwd=tmp_path)
+    outcomes = read_outcomes(folder)
+    assert len(outcomes) == 4 and all(o.bots[0].startswith("ann@") or o.bots[1].startswith(
+        "ann@") for o in outcomes)
+    pooled = {o.match_id: o for o in read_outcomes(reference[0])}
+    for outcome in outcomes:   # same ids, same deals: the same games as in the full league
+        assert (outcome.ranks, outcome.scores) == (pooled[outcome.match_id].ranks,
+                                                   pooled[outcome.match_id].scores)
+
+
+# -- bad input: one line, non-zero exit, nothing overwritten ----------------------------------
+
+def assert_refused(done: subprocess.CompletedProcess, message: str) -> None:
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+
+
+def test_an_unknown_bot_folder_is_refused(tmp_path, bots):
+    done = arena("league", "run", "--game", "mandala", "--bot", bots[0], "--bot",
+                 tmp_path / "nowhere", "--out", tmp_path / "x", check=False)
+    assert_refused(done, "unknown bot folder")
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_bot_that_does_not_play_the_game_is_refused(tmp_path, bots):
+    other = copy_bot(bots[1], tmp_path / "solo", "solo")
+    manifest = other / "bot.toml"
+    manifest.write_text(manifest.read_text().replace(
+        'games = ["mandala", "flowers-mandala", "flowers"]', 'games = ["flowers"]'))
+    done = arena("league", "run", "--game", "mandala", "--bot", bots[0], "--bot", other,
+                 "--out", tmp_path / "x", check=False)
+    assert_refused(done, "does not play mandala")
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_wrong_player_count_is_refused(tmp_path, bots):
+    done = arena("league", "run", "--game", "mandala", "--players", 3, *bot_flags(bots),
+                 "--out", tmp_path / "x", check=False)
+    assert_refused(done, "mandala is for 2 players, not 3")
+    done = arena("league", "run", "--game", "flowers-mandala", "--players", 4,
+                 *bot_flags(bots), "--out", tmp_path / "x", check=False)
+    assert_refused(done, "need at least 4 bots")
+    assert not (tmp_path / "x").exists()
+
+
+def test_an_output_folder_holding_another_league_is_refused_untouched(reference, bots):
+    folder, _ = reference
+    before = digest(folder / DB_NAME)
+    done = arena("league", "run", "--game", "flowers", *bot_flags(bots), "--out", folder,
+                 check=False)
+    assert_refused(done, "already holds league 'reference' (24 of 24 matches done)")
+    assert digest(folder / DB_NAME) == before
+
+
+def test_a_database_that_is_not_ours_is_refused_untouched(tmp_path, bots):
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    conn = sqlite3.connect(folder / DB_NAME)
+    conn.execute("CREATE TABLE photos (path TEXT)")
+    conn.commit()
+    conn.close()
+    before = digest(folder / DB_NAME)
+    for command in (["league", "run", *LEAGUE, *bot_flags(bots), "--out", folder],
+                    ["league", "resume", folder]):
+        assert_refused(arena(*command, check=False), "is not an arena league database")
+    assert digest(folder / DB_NAME) == before
+    assert sorted(path.name for path in folder.iterdir()) == [DB_NAME]
+
+
+def test_resume_refuses_a_folder_without_a_league_and_a_changed_bot(tmp_path, bots):
+    assert_refused(arena("league", "resume", tmp_path, check=False), "holds no league")
+    bot = copy_bot(bots[0], tmp_path / "dan", "dan")
+    folder = tmp_path / "changing"
+    arena("league", "run", "--game", "mandala", "--deals", 1, "--seed", 1, "--bot", bot,
+          "--bot", bots[1], "--out", folder, "--quiet")
+    (bot / "bot.py").write_text((bot / "bot.py").read_text() + "\n# changed\n")
+    before = digest(folder / DB_NAME)
+    assert_refused(arena("league", "resume", folder, check=False),
+                   "changed since the league started")
+    assert digest(folder / DB_NAME) == before
