@@ -65,7 +65,8 @@ class Outcome:
     (name @ content hash: a changed bot is a different bot). Ranks follow the records
     contract: 1 is best, tied seats share a rank. `deal` is shared by every match played on
     the same deal (a seat-swapped pair, all seat rotations of a deal, all bots' games of one
-    1-player deal); `order` is the finish order, used only by running Elo.
+    1-player deal); `order` is the match order running Elo replays (the league store gives
+    the schedule position, so a resumed league has the same history); the fit ignores it.
     """
 
     match_id: str
