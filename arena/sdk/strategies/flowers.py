@@ -65,14 +65,20 @@ def _end_value(observation: dict, view: "_GardenView") -> float:
     return END_BONUS if ahead else -END_BONUS
 
 
+_CELLS: dict[str, tuple[int, int]] = {}     # `place X Y` -> (X, Y), parsed once per string
+
+
 def _best_place(view: "_GardenView", card: str, legal_moves: list[str],
                 rng: random.Random) -> tuple[str, float]:
     facts = CARDS[card]
     best: list[str] = []
     best_value = float("-inf")
     for move in legal_moves:
-        _, x, y = move.split(" ")
-        value = view.gain(facts, (int(x), int(y)))
+        cell = _CELLS.get(move)
+        if cell is None:
+            _, x, y = move.split(" ")
+            cell = _CELLS[move] = (int(x), int(y))
+        value = view.gain(facts, cell)
         if value > best_value + 1e-9:
             best, best_value = [move], value
         elif value > best_value - 1e-9:
@@ -80,26 +86,68 @@ def _best_place(view: "_GardenView", card: str, legal_moves: list[str],
     return rng.choice(best), best_value
 
 
+class _Groups:
+    """One kind of group (numbers or colours) of a garden's visible cards, labelled once.
+
+    Per group id: its label (value or colour), size, cards including covered ones, and its
+    worth in the estimate, so a placement is valued from its neighbours' groups alone.
+    """
+
+    def __init__(self, view: "_GardenView", key, worth) -> None:
+        self.worth_of = worth          # (label, size, cards) -> estimated points
+        self.group_of: dict = {}
+        self.label: list = []
+        self.size: list[int] = []
+        self.cards: list[int] = []
+        for group in groups({cell: key(card) for cell, card in view.top.items()}):
+            for cell in group:
+                self.group_of[cell] = len(self.label)
+            self.label.append(key(view.top[group[0]]))
+            self.size.append(len(group))
+            self.cards.append(sum(view.depth[cell] for cell in group))
+        self.worth = [worth(*facts) for facts in zip(self.label, self.size, self.cards)]
+
+    def change(self, label, cell, near: list, covered: bool, old_depth: int,
+               new_cards: int) -> float:
+        """Worth after minus worth before of the groups the new card joins or leaves.
+
+        The group of a covered card is taken as shrinking by one card (a split it may cause
+        is ignored: a cheap estimate).
+        """
+        group_of, labels, worth = self.group_of, self.label, self.worth
+        joined = [group_of[other] for other in near if labels[group_of[other]] == label]
+        if not joined and not covered:
+            return self.worth_of(label, 1, new_cards)      # a new group of one
+        joined = set(joined)
+        old = group_of[cell] if covered else -1
+        before = sum(worth[group] for group in joined)
+        size, cards = 1, new_cards
+        for group in joined:
+            size += self.size[group]
+            cards += self.cards[group]
+            if group == old:
+                size -= 1
+                cards -= old_depth
+        after = self.worth_of(label, size, cards)
+        if covered and old not in joined:
+            before += worth[old]
+            if self.size[old] > 1:
+                after += self.worth_of(labels[old], self.size[old] - 1,
+                                       self.cards[old] - old_depth)
+        return after - before
+
+
 class _GardenView:
-    """One garden's visible cards with their number and colour groups labelled once."""
+    """One garden's visible cards, with number and colour groups labelled once."""
 
     def __init__(self, cells: list[dict], turns_left: float) -> None:
         self.depth = {(cell["x"], cell["y"]): len(cell["cards"]) for cell in cells}
         self.top = {(cell["x"], cell["y"]): CARDS[cell["cards"][-1]] for cell in cells}
         self.turns_left = turns_left
         self.butterfly_cells = {cell for cell, card in self.top.items() if card.butterfly}
-        self.number_group, self.number_facts = self._label(lambda card: card.value)
-        self.colour_group, self.colour_facts = self._label(lambda card: card.colour)
-
-    def _label(self, key) -> tuple[dict, list[list[int]]]:
-        """Cell -> group id, and per group [size, cards including covered ones]."""
-        group_of: dict = {}
-        facts: list[list[int]] = []
-        for group in groups({cell: key(card) for cell, card in self.top.items()}):
-            for cell in group:
-                group_of[cell] = len(facts)
-            facts.append([len(group), sum(self.depth[cell] for cell in group)])
-        return group_of, facts
+        self.numbers = _Groups(self, lambda card: card.value, self._number_worth)
+        self.colours = _Groups(self, lambda card: card.colour, self._colour_worth)
+        self._near: dict = {}
 
     def targets(self) -> list[tuple[int, int]]:
         cells = set(self.top)
@@ -109,9 +157,9 @@ class _GardenView:
 
     def unfinished_share(self) -> float:
         """Share of number groups not yet exactly complete."""
-        values = {group: self.top[cell].value for cell, group in self.number_group.items()}
-        bad = sum(1 for group, (size, _) in enumerate(self.number_facts) if size != values[group])
-        return bad / max(1, len(self.number_facts))
+        numbers = self.numbers
+        bad = sum(1 for value, size in zip(numbers.label, numbers.size) if size != value)
+        return bad / max(1, len(numbers.label))
 
     # -- the estimate ---------------------------------------------------------------------
     def _number_worth(self, value: int, size: int, cards: int) -> float:
@@ -124,71 +172,27 @@ class _GardenView:
         return -cards * risk
 
     @staticmethod
-    def _colour_worth(size: int) -> float:
+    def _colour_worth(colour: str, size: int, cards: int) -> float:
         return float(size) if size >= 5 else size * SMALL_COLOUR_SHARE
 
     def gain(self, card, cell: tuple[int, int]) -> float:
         """Estimated change of the final score from laying `card` on `cell`."""
-        covered = self.top.get(cell)
-        new_depth = self.depth.get(cell, 0) + 1
-        return (self._group_gain(card.value, cell, covered, new_depth, self.number_group,
-                                 self.number_facts, covered.value if covered else None, True)
-                + self._group_gain(card.colour, cell, covered, 0, self.colour_group,
-                                   self.colour_facts, covered.colour if covered else None,
-                                   False)
-                + self._butterfly_gain(card, cell))
-
-    def _group_gain(self, label, cell, covered, new_depth, group_of, facts, covered_label,
-                    numbers: bool) -> float:
-        """Worth after minus worth before of the groups the new card joins or leaves.
-
-        The group the covered card belonged to is taken as shrinking by one card (a split
-        it may cause is ignored: a cheap estimate).
-        """
-        old_group = group_of.get(cell) if covered else None
+        near = self._near.get(cell)
+        if near is None:
+            near = self._near[cell] = [other for other in _around(cell) if other in self.top]
         old_depth = self.depth.get(cell, 0)
-        key = CARD_KEY[numbers]
-        joined = {group_of[near] for near in _around(cell)
-                  if near in self.top and key(self.top[near]) == label}
-        touched = set(joined)
-        if old_group is not None:
-            touched.add(old_group)
-        before = sum(self._worth(numbers, group, facts, group_of) for group in touched)
-        size, cards = 1, new_depth
-        for group in joined:
-            group_size, group_cards = facts[group]
-            if group == old_group:
-                group_size, group_cards = group_size - 1, group_cards - old_depth
-            size += group_size
-            cards += group_cards
-        after = (self._number_worth(label, size, cards) if numbers
-                 else self._colour_worth(size))
-        if old_group is not None and old_group not in joined and facts[old_group][0] > 1:
-            group_size, group_cards = facts[old_group]
-            after += (self._number_worth(covered_label, group_size - 1, group_cards - old_depth)
-                      if numbers else self._colour_worth(group_size - 1))
-        return after - before
-
-    def _worth(self, numbers: bool, group: int, facts, group_of) -> float:
-        size, cards = facts[group]
-        if not numbers:
-            return self._colour_worth(size)
-        return self._number_worth(self._value_of_group(group), size, cards)
-
-    def _value_of_group(self, group: int) -> int:
-        cache = self.__dict__.setdefault("_group_values", {})
-        if not cache:
-            for cell, number_group in self.number_group.items():
-                cache[number_group] = self.top[cell].value
-        return cache[group]
+        covered = old_depth > 0
+        total = (self.numbers.change(card.value, cell, near, covered, old_depth, old_depth + 1)
+                 + self.colours.change(card.colour, cell, near, covered, old_depth, 0))
+        if card.butterfly or cell in self.butterfly_cells or any(
+                other in self.butterfly_cells for other in near):
+            total += self._butterfly_gain(card, cell)
+        return total
 
     def _butterfly_gain(self, card, cell: tuple[int, int]) -> float:
         """Satisfied butterflies around `cell` after minus before the card is laid."""
-        spots = (cell, *_around(cell))
-        if not card.butterfly and not any(spot in self.butterfly_cells for spot in spots):
-            return 0.0            # the common case: no butterfly within reach
         gain = 0.0
-        for spot in spots:
+        for spot in (cell, *_around(cell)):
             before_card = self.top.get(spot)
             after_card = card if spot == cell else before_card
             gain += (self._butterfly_happy(spot, after_card, cell, card)
@@ -203,9 +207,6 @@ class _GardenView:
             if near_card is not None and near_card.colour == spot_card.butterfly:
                 return 1
         return 0
-
-
-CARD_KEY = {True: lambda card: card.value, False: lambda card: card.colour}
 
 
 def _around(cell: tuple[int, int]) -> tuple:
