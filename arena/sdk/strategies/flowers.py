@@ -11,7 +11,8 @@ only the groups it touches:
 
 The draw picks the face-up card whose best placement is worth most, or the face-down pile
 when neither is worth the `FACE_DOWN_HOPE` of an unknown card. Emptying a pile ends the
-game: greedy does it when that leaves it ahead, and avoids it otherwise.
+game: greedy does it when it is ahead of every other seat, and avoids it otherwise
+(alone: avoids it while number groups are unfinished).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def greedy(observation: dict, legal_moves: list[str], rng: random.Random) -> str
     seat = observation["seat"]
     view = _GardenView(observation["gardens"][seat]["cells"], _turns_left(observation))
     if observation["phase"] == "place":
-        return _best_place(view, observation["drawn_card"], legal_moves, rng)[0]
+        return _best_place(view, observation["drawn_card"], legal_moves, rng)
     return _best_draw(observation, view, legal_moves)
 
 
@@ -69,7 +70,8 @@ _CELLS: dict[str, tuple[int, int]] = {}     # `place X Y` -> (X, Y), parsed once
 
 
 def _best_place(view: "_GardenView", card: str, legal_moves: list[str],
-                rng: random.Random) -> tuple[str, float]:
+                rng: random.Random) -> str:
+    """The placement worth most; ties (common: many cells are alike) drawn with rng."""
     facts = CARDS[card]
     best: list[str] = []
     best_value = float("-inf")
@@ -83,7 +85,7 @@ def _best_place(view: "_GardenView", card: str, legal_moves: list[str],
             best, best_value = [move], value
         elif value > best_value - 1e-9:
             best.append(move)
-    return rng.choice(best), best_value
+    return rng.choice(best)
 
 
 class _Groups:
