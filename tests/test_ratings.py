@@ -7,6 +7,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.bench.ratings import simulate
 from arena.errors import ArenaError
@@ -278,3 +280,35 @@ def test_a_bot_with_no_rival_on_its_deals_yet_still_gets_a_finite_rating():
     assert table.fit.virtual_draws and np.all(np.isfinite(table.fit.elo))
     row = next(row for row in table.rows if row.bot == "c")
     assert row.games == 1 and math.isnan(row.score)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("abcd"),
+                          st.sampled_from([0.0, 0.5, 1.0])), min_size=1, max_size=40))
+def test_at_the_maximum_each_bot_is_expected_to_score_what_it_scored(results):
+    # The likelihood equations of Bradley-Terry: for every bot, actual points equal the sum
+    # of expected scores over its results. With virtual draws they hold with those included.
+    outcomes = [game for n, (a, b, p) in enumerate(results) if a != b
+                for game in games(a, b, [p], f"g{n}-")]
+    if not outcomes:
+        return
+    fit = fit_elo(outcomes)
+    pairs = pairwise_results(outcomes)
+    elo = dict(zip(fit.bots, fit.elo))
+    assert sum(elo.values()) == pytest.approx(0.0, abs=1e-6)   # mean 0
+
+    def expected(x: str, y: str) -> float:
+        return 1 / (1 + 10 ** ((elo[y] - elo[x]) / 400))
+
+    for bot in fit.bots:
+        actual = predicted = 0.0
+        for i, j, s in zip(pairs.first, pairs.second, pairs.score):
+            x, y = pairs.bots[i], pairs.bots[j]
+            if bot in (x, y):
+                mine, other = (s, y) if bot == x else (1 - s, x)
+                actual += mine
+                predicted += expected(bot, other)
+        if fit.virtual_draws:   # one virtual draw against every other bot
+            actual += 0.5 * (len(fit.bots) - 1)
+            predicted += sum(expected(bot, other) for other in fit.bots if other != bot)
+        assert predicted == pytest.approx(actual, abs=1e-6)
