@@ -293,11 +293,8 @@ class BotHost:
     def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
                  log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
                  fresh_per_match: bool = False, max_bots: int = 64):
-        if not unsafe_no_sandbox and not sandbox.available():
-            # Refuse before anything starts; spawn would refuse too, with the detail.
-            raise sandbox.SandboxUnavailable(
-                "bubblewrap (bwrap) is not on PATH" if shutil.which("bwrap") is None
-                else "bubblewrap (bwrap) cannot create namespaces here")
+        if not unsafe_no_sandbox:
+            sandbox.require()   # refuse before anything starts, naming the package
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.fresh_per_match = fresh_per_match
         self.log_cap_bytes = log_cap_bytes

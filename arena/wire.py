@@ -1,14 +1,17 @@
 """Arena-side conversions between engine values and protocol messages (arena.v1).
 
 Seconds become whole milliseconds here and nowhere else. Observations are converted
-mechanically: the engine's dict has exactly the field names of the game's message, so
-`json_format.ParseDict` fills it and the SDK's `MessageToDict` gives the same dict back.
+mechanically: the engine's dict has exactly the field names of the game's message, so the
+message's constructor takes it as is (nested dicts for nested messages) and the SDK's
+conversion gives the same dict back. The constructor builds the same message as
+`json_format.ParseDict` about eight times faster (tests/test_proto_observations.py checks
+both claims on every observation of every game); like ParseDict it refuses unknown fields.
 """
 from __future__ import annotations
 
 import math
 
-from google.protobuf import json_format
+from google.protobuf import message_factory
 
 from arena.clock import MoveClock, TimeControl
 from arena.v1 import arena_pb2
@@ -26,14 +29,15 @@ def observation_field(game_id: str) -> str:
     return game_id.replace("-", "_")
 
 
-def fill_observation(act: arena_pb2.ActRequest, game_id: str, observation: dict) -> None:
-    """Puts the engine's observation dict into the act's typed observation field.
+def observation_message(game_id: str, observation: dict):
+    """The game's typed observation message for the engine's dict.
 
-    Raises json_format.ParseError when the dict has a key or value the message lacks.
+    Raises ValueError (unknown field) or TypeError (wrong value type) when the dict does not
+    fit the message: a bug in the game's observation or its proto.
     """
-    message = getattr(act, observation_field(game_id))
-    message.SetInParent()   # an all-empty observation still selects the game's field
-    json_format.ParseDict(observation, message)
+    descriptor = arena_pb2.ActRequest.DESCRIPTOR.fields_by_name[
+        observation_field(game_id)].message_type
+    return message_factory.GetMessageClass(descriptor)(**observation)
 
 
 def new_match_message(match_id: str, game_id: str, options: dict, seat: int, players: int,
@@ -53,8 +57,8 @@ def act_message(act_id: int, match_id: str, ply: int, game_id: str, observation:
         act_id=act_id, match_id=match_id, ply=ply, legal_moves=legal_moves,
         clock=arena_pb2.Clock(remaining_ms=millis(clock.remaining),
                               move_limit_ms=millis(clock.move_limit),
-                              allowed_ms=millis(clock.allowed)))
-    fill_observation(act, game_id, observation)
+                              allowed_ms=millis(clock.allowed)),
+        **{observation_field(game_id): observation})
     return arena_pb2.ArenaMessage(act=act)
 
 

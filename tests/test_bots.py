@@ -19,14 +19,6 @@ TEST_BOTS = Path(__file__).parent / "protocol_bots"
 needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
 def random_builtin() -> StrategySeat:
     return StrategySeat("random", "mandala")
 
@@ -96,7 +88,7 @@ def test_a_crash_forfeits_and_the_bot_is_restarted_for_its_next_match(host):
     with host.seat(BotSpec.load(TEST_BOTS / "crash_as_seat0")) as crasher:
         crashed = play_match("mandala", 2, {}, 4, [crasher, random_builtin()])
         first_pid = crasher.process.process.pid
-        assert not alive(first_pid)
+        assert not sandbox.running(first_pid)
         played = play_match("mandala", 2, {}, 4, [random_builtin(), crasher])
         assert crasher.process.process.pid != first_pid
     forfeit = crashed["result"]["forfeit"]
@@ -113,7 +105,7 @@ def test_fresh_per_match_starts_a_new_process_for_every_match():
             for seed in (1, 2):
                 play_match("mandala", 2, {}, seed, [seat, random_builtin()])
                 pids.append(seat.process.process.pid)
-                assert not alive(pids[-1])   # ended with its match
+                assert not sandbox.running(pids[-1])   # ended with its match
     assert pids[0] != pids[1]
 
 
@@ -123,8 +115,8 @@ def test_closing_the_host_ends_every_bot_process():
         seats = [short_host.seat(BotSpec.load(SAMPLE_BOTS / name)) for name in ("random", "greedy")]
         play_match("mandala", 2, {}, 5, seats)
         pids = [pid for seat in seats for pid in seat.process.process.pids()]
-        assert pids and all(alive(pid) for pid in pids)
-    assert not any(alive(pid) for pid in pids)
+        assert pids and all(sandbox.running(pid) for pid in pids)
+    assert not any(sandbox.running(pid) for pid in pids)
 
 
 @needs_sandbox

@@ -149,7 +149,7 @@ def test_a_move_over_the_per_move_limit_forfeits_on_time(host):
     assert record["moves"] == []
     assert record["result"]["forfeit"]["seat"] == 0
     assert record["result"]["forfeit"]["reason"] == "timeout"
-    assert not Path(f"/proc/{pid}").exists()
+    assert not sandbox.running(pid)
 
 
 @needs_sandbox

@@ -99,7 +99,7 @@ def test_unsafe_no_sandbox_runs_a_bot_folder_without_bubblewrap(tmp_path):
 
 
 def test_without_bubblewrap_bot_folders_are_refused_naming_the_package(monkeypatch):
-    monkeypatch.setattr(sandbox, "available", lambda: False)
+    monkeypatch.setenv("PATH", "/nonexistent")   # no bwrap to be found
     result = run("play", "mandala", "--bot", str(SAMPLE_BOTS / "random"), "--bot", "random")
     assert result.exit_code == 2
     assert "bubblewrap" in result.output and "--unsafe-no-sandbox" in result.output

@@ -1,0 +1,150 @@
+"""The cost of one decision three ways, on the same decisions with the same policy (random):
+
+- in-process: the built-in strategy called directly (what `arena play --bot random` does);
+- arena: through the BotHost to the `random` sample bot, sandboxed, over gRPC on the Unix
+  socket: observation to message, stream, SDK, message to dict, policy, reply, checks;
+- pipe: the floor, a raw round trip between two Python processes over a pair of pipes,
+  the same decision carried as one JSON line (`pipe-json`) and as a one-byte ping
+  (`pipe-ping`, the bare cost of waking another process and being woken back).
+
+Each decision is timed with a monotonic clock around the call, as the match runner times a
+bot. The corpus is the decisions of random in-process matches from a fixed seed.
+"""
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from arena.clock import SeatClock, TimeControl
+from arena.match import MatchInfo, StrategySeat
+from engine import registry
+from engine.core import CHANCE
+
+SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random"
+TARGET_RATIO = 6.0   # arena median at most this many times the pipe median
+WARM_UP = 50         # decisions played before timing starts, on every path
+
+# The pipe's other end: answers each JSON decision line with a random legal move.
+_PIPE_CHILD = """
+import json, random, sys
+rng = random.Random(1)
+read, write = sys.stdin.buffer.readline, sys.stdout.buffer
+while line := read():
+    if line == b"p\\n":
+        write.write(b"p\\n")
+    else:
+        observation, legal = json.loads(line)
+        write.write(rng.choice(legal).encode() + b"\\n")
+    write.flush()
+"""
+
+
+@dataclass(frozen=True)
+class Figure:
+    path: str
+    decisions: int
+    median_us: float
+    p99_us: float
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "decisions": self.decisions,
+                "median_us": round(self.median_us, 1), "p99_us": round(self.p99_us, 1)}
+
+
+def corpus(game_id: str, count: int, seed: int = 1) -> list[tuple[dict, list[str]]]:
+    """`count` (observation, legal moves) pairs from random in-process matches."""
+    game = registry.get(game_id)
+    rng = random.Random(seed)
+    decisions: list[tuple[dict, list[str]]] = []
+    while len(decisions) < count:
+        state = game.new_state(game.min_players if game.min_players > 1 else 2, {},
+                               seed=rng.randrange(2**31))
+        while not state.is_over() and len(decisions) < count:
+            mover = state.to_move()
+            if mover == CHANCE:
+                state.apply(state.sample_chance(rng))
+                continue
+            legal = state.legal_moves()
+            decisions.append((state.observation(mover), legal))
+            state.apply(rng.choice(legal))
+    return decisions
+
+
+def figure(path: str, seconds: list[float]) -> Figure:
+    ordered = sorted(seconds)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return Figure(path, len(ordered), statistics.median(ordered) * 1e6, p99 * 1e6)
+
+
+class _Paths:
+    """Every path, set up at once and timed in turns on each decision, so that whatever else
+    the machine is doing weighs on all of them alike."""
+
+    def __init__(self, game_id: str, *, unsafe: bool, bot: Path):
+        from arena.bots import BotHost, BotSpec   # gRPC only when this benchmark runs
+
+        self.game_id = game_id
+        control = TimeControl(move_time=10.0)
+        self.clock = SeatClock(control).for_move()
+        self.strategy = StrategySeat("random", game_id)
+        self.host = BotHost(unsafe_no_sandbox=unsafe)
+        self.bot = self.host.seat(BotSpec.load(bot))
+        self.bot.new_match(MatchInfo(game_id, registry.get(game_id).resolve_options({}, 2), 0,
+                                     2, control, seed=1))
+        self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.arena_name = "arena (gRPC, no sandbox)" if unsafe else "arena (gRPC, sandboxed bot)"
+
+    def deciders(self) -> dict[str, Callable[[dict, list[str]], str]]:
+        send, receive = self.child.stdin, self.child.stdout
+
+        def pipe_json(observation: dict, legal: list[str]) -> str:
+            send.write(json.dumps([observation, legal]).encode() + b"\n")
+            send.flush()
+            return receive.readline()[:-1].decode()
+
+        def pipe_ping(observation: dict, legal: list[str]) -> str:
+            send.write(b"p\n")
+            send.flush()
+            receive.readline()
+            return legal[0]
+
+        return {"in-process": lambda o, l: self.strategy.act(o, l, self.clock),
+                self.arena_name: lambda o, l: self.bot.act(o, l, self.clock),
+                "pipe-json (floor)": pipe_json, "pipe-ping": pipe_ping}
+
+    def close(self) -> None:
+        self.child.stdin.close()
+        self.child.wait(timeout=10)
+        self.bot.close()
+        self.host.close()
+
+
+def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path = SAMPLE_RANDOM_BOT
+        ) -> list[Figure]:
+    decisions = corpus(game_id, count + WARM_UP)
+    paths = _Paths(game_id, unsafe=unsafe, bot=bot)
+    try:
+        deciders = paths.deciders()
+        seconds: dict[str, list[float]] = {name: [] for name in deciders}
+        order = list(deciders)
+        for index, (observation, legal) in enumerate(decisions):
+            order = order[1:] + order[:1]   # rotate, so no path always follows another
+            for name in order:
+                started = time.monotonic()
+                move = deciders[name](observation, legal)
+                elapsed = time.monotonic() - started
+                if move not in legal:
+                    raise RuntimeError(f"{name} answered {move!r}, not a legal move")
+                if index >= WARM_UP:
+                    seconds[name].append(elapsed)
+        return [figure(name, values) for name, values in seconds.items()]
+    finally:
+        paths.close()
