@@ -93,6 +93,6 @@ def run(matches: int = 100_000, bots: int = 20, seed: int = 1) -> list[str]:
         f"  split into pairwise results  {split - started:7.3f} s",
         f"  Elo fit + 95% intervals      {fitted - split:7.3f} s",
         f"  split + fit + intervals      {fitted - started:7.3f} s   (target < 2 s)",
-        f"  ladder from scratch (+ LOS)   {whole - fitted:7.3f} s",
+        f"  ladder from scratch (+ LOS)  {whole - fitted:7.3f} s",
         f"  true rating inside interval  {int(inside.sum())}/{bots}",
     ]
