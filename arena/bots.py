@@ -121,7 +121,8 @@ class BotProcess:
         self.session = secrets.token_hex(16)
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()   # ArenaMessage, None = close
         self.replies: queue.SimpleQueue = queue.SimpleQueue()  # MoveReply or _ENDED
-        self.attached = threading.Event()                      # the Play stream is open
+        self.attached = threading.Event()                      # the Play stream was opened
+        self.stream_over = threading.Event()                   # ... and has ended since
         self.process: sandbox.SandboxedProcess | None = None
         self.broken = False                                    # no more use for this process
         self.act_ids = itertools.count(1)
@@ -137,10 +138,10 @@ class BotProcess:
                 log_path=self.log_path, log_cap_bytes=self.host.log_cap_bytes,
                 unsafe=self.host.unsafe_no_sandbox)
         except sandbox.SandboxUnavailable:
-            self.broken = True
+            self.kill()
             raise   # the user's setup, not the bot's fault: no forfeit, one line
         except (OSError, sandbox.SandboxError) as error:
-            self.broken = True
+            self.kill()
             raise BotCrashed(self.spec.name, f"cannot start {list(self.spec.command)}: "
                                              f"{error}") from None
         deadline = time.monotonic() + budget
@@ -157,7 +158,7 @@ class BotProcess:
 
     def alive(self) -> bool:
         return (not self.broken and self.process is not None and self.attached.is_set()
-                and self.process.poll() is None)
+                and not self.stream_over.is_set() and self.process.poll() is None)
 
     def send(self, message: arena_pb2.ArenaMessage) -> None:
         if not self.alive():
@@ -167,14 +168,17 @@ class BotProcess:
     def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
         """Sends an act request and waits for its reply until the clock's deadline."""
         act_id = message.act.act_id
+        if self.stream_over.is_set():
+            raise self.stream_end_error()
         self.send(message)
         try:
             reply = self.replies.get(timeout=None if clock.deadline == float("inf")
                                      else clock.deadline)
         except queue.Empty:
             self.kill()
+            margin = clock.deadline - clock.allowed
             raise BotTimeout(self.spec.name, f"no move within {clock.allowed:.3f} s "
-                                             f"(+{self.host_margin(clock):.3f} s margin)") from None
+                                             f"(+{margin:.3f} s margin)") from None
         if reply is _ENDED:
             raise self.stream_end_error()
         try:
@@ -208,10 +212,6 @@ class BotProcess:
             self.spec.name, "ended its stream without a move (a closed stream, or a message "
                             f"over the {MAX_BOT_MESSAGE_BYTES // 1024} KiB limit)")
 
-    @staticmethod
-    def host_margin(clock: MoveClock) -> float:
-        return clock.deadline - clock.allowed
-
     def death_note(self, status: int | None = None) -> str:
         if status is None and self.process is not None:
             status = self.process.poll()
@@ -221,6 +221,7 @@ class BotProcess:
 
     def stream_ended(self) -> None:
         """gRPC's callback when the Play stream terminates, for whatever reason."""
+        self.stream_over.set()
         self.replies.put(_ENDED)
 
     def kill(self) -> None:
