@@ -18,7 +18,11 @@ is started before its next match, and `fresh_per_match=True` starts one per matc
 
 The one thread per bot is gRPC's handler of the bot's Play stream: it sends what the seat
 puts in the bot's outbox and, after an act, reads the one reply into the bot's reply queue,
-where `act` waits for it with the deadline.
+where `act` waits for it with the deadline. Replies arrive as raw bytes and are parsed here,
+so a reply that is no MoveReply is a protocol error rather than a silently ended stream.
+
+Bots are started by the thread that calls `new_match` (i.e. `play_match`): it must outlive
+them, as the sandbox ends a bot when the thread that spawned it exits (--die-with-parent).
 """
 from __future__ import annotations
 
@@ -120,7 +124,7 @@ class BotProcess:
         self.token = secrets.token_hex(16)
         self.session = secrets.token_hex(16)
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()   # ArenaMessage, None = close
-        self.replies: queue.SimpleQueue = queue.SimpleQueue()  # MoveReply or _ENDED
+        self.replies: queue.SimpleQueue = queue.SimpleQueue()  # reply bytes or _ENDED
         self.attached = threading.Event()                      # the Play stream was opened
         self.stream_over = threading.Event()                   # ... and has ended since
         self.process: sandbox.SandboxedProcess | None = None

@@ -5,14 +5,19 @@ process (to read the exact status codes), then with real sandboxed bots that get
 """
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
 import pytest
+from click.testing import CliRunner
 
 from arena import sandbox
 from arena.bot_errors import BotCrashed
 from arena.bots import BotHost, BotSpec
+from arena.cli import main
 from arena.clock import TimeControl
 from arena.match import MatchInfo
 from arena.v1 import arena_pb2, arena_pb2_grpc
@@ -89,3 +94,22 @@ def test_a_bot_refused_at_its_handshake_cannot_start(host, bot, status):
     log = (host.log_dir / f"{bot}-{seat.version}.log").read_text()
     assert f"handshake refused: {status}" in log
     seat.close()
+
+
+def test_a_bot_started_by_hand_says_the_arena_starts_bots():
+    done = subprocess.run([sys.executable, "bot.py"], cwd=SAMPLE_BOTS / "random",
+                          env={"PYTHONPATH": str(HERE.parent)}, capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 1
+    assert "ARENA_SOCKET and ARENA_TOKEN are not set" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bench_protocol_prints_the_three_paths_and_the_ratio():
+    result = CliRunner().invoke(main, ["bench", "protocol", "--decisions", "100", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    paths = [row["path"].split(" ")[0] for row in figures["results"]]
+    assert paths == ["in-process", "arena", "pipe-json", "pipe-ping"]
+    assert all(row["decisions"] == 100 and row["median_us"] > 0 for row in figures["results"])
+    assert figures["arena_over_pipe_json"] > 0
