@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 import tomllib
+from collections import deque
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,7 +316,7 @@ class BotHost:
         self._idle: dict[BotSpec, list[BotProcess]] = {}
         self._all: set[BotProcess] = set()
         self._match_ids = itertools.count(1)
-        self.refusals: list[str] = []   # why handshakes were refused, newest last
+        self.refusals: deque[str] = deque(maxlen=100)   # why connections were refused, newest last
         # One server thread per live stream plus a few for handshakes.
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_bots + 8, thread_name_prefix="arena-bot"),
@@ -413,6 +414,8 @@ class _Servicer:
             host._refuse(context, grpc.StatusCode.FAILED_PRECONDITION,
                          f"protocol version {request.protocol_version} is not supported: "
                          f"this arena speaks version {PROTOCOL_VERSION}")
+        if not request.bot_name:
+            host._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "bot_name is empty")
         with host._lock:
             process = host._by_token.pop(request.token, None)   # one-time: used up here
             if process is not None:
@@ -421,8 +424,6 @@ class _Servicer:
             host._refuse(context, grpc.StatusCode.UNAUTHENTICATED,
                          "wrong or already used token: connect with the ARENA_TOKEN the "
                          "arena started this bot with")
-        if not request.bot_name:
-            host._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "bot_name is empty")
         return arena_pb2.HandshakeReply(session=process.session,
                                         protocol_version=PROTOCOL_VERSION)
 

@@ -69,6 +69,13 @@ def test_a_wrong_protocol_version_is_refused_with_both_versions(stub):
     assert "version 1" in refused.value.details()
 
 
+def test_a_handshake_without_a_bot_name_is_refused(stub):
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.Handshake(arena_pb2.HandshakeRequest(
+            token="guessed", protocol_version=arena_pb2.PROTOCOL_VERSION_1), timeout=5)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
 def test_a_stream_without_a_handshake_is_refused(stub):
     stream = stub.Play(iter(()), timeout=5)
     with pytest.raises(grpc.RpcError) as refused:
