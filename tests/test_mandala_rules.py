@@ -81,6 +81,8 @@ def test_a_deal_gives_two_secret_cup_cards_six_in_hand_two_per_mountain_and_88_i
     ("an unsorted hand", lambda s: s["hands"][1].reverse()),
     ("an unknown key", lambda s: s.__setitem__("river", [])),
     ("three cups", lambda s: s["cups"].append(["red", "red"])),
+    ("a list for a card", lambda s: s["deck"].__setitem__(0, ["red"])),
+    ("a deck of 87", lambda s: s["deck"].pop()),
 ])
 def test_a_setup_that_is_not_a_legal_deal_is_refused(what, change):
     bad = setup(hands=[["black", "green", "orange", "purple", "red", "yellow"],
@@ -407,7 +409,8 @@ def test_a_cup_card_whose_colour_is_not_in_the_river_scores_nothing_and_ties_go_
 
 @pytest.mark.parametrize("slip", ["field 0 red 0", "field 2 red 1", "field 0 blue 1",
                                   "mountain 0 red 1", "discard red", "Discard red 1",
-                                  "discard  red 1", "take", "pass ", "field 0 red 01"])
+                                  "discard  red 1", "take", "pass ", "field 0 red 01",
+                                  "", None, ["pass"]])
 def test_a_move_in_bad_notation_is_an_illegal_move(slip):
     state = start(hands=[["red"] * 6, ALL_SIX])
     with pytest.raises(IllegalMoveError):

@@ -47,12 +47,14 @@ _MANDALAS = (0, 1)
 _SETUP_PILES = {"cups": 2, "hands": 6, "mountains": 2}
 _DECK_SIZE = 6 * CARDS_PER_COLOUR - 2 * sum(_SETUP_PILES.values())
 
-# Every move string, built once. Because colours are alphabetical and counts stay below 10,
-# generating moves in the nested order kind / mandala / colour / count yields a list that is
-# already in code-point order, so legal_moves never sorts.
-_DISCARD = [[f"discard {name} {n}" for n in range(1, HAND_LIMIT + 1)] for name in COLOURS]
-_FIELD = [[[f"field {m} {name} {n}" for n in range(1, HAND_LIMIT)] for name in COLOURS]
-          for m in _MANDALAS]
+# Every move string, built once. Because colours are alphabetical and legal counts stay below
+# 10 (a hand holds at most 8), generating moves in the nested order kind / mandala / colour /
+# count yields a list that is already in code-point order, so legal_moves never sorts.
+# Counts go up to the whole deck so that `discard red 12` parses and is refused for what it
+# is (too many cards), not as bad notation.
+_COUNTS = range(1, 6 * CARDS_PER_COLOUR + 1)
+_DISCARD = [[f"discard {name} {n}" for n in _COUNTS] for name in COLOURS]
+_FIELD = [[[f"field {m} {name} {n}" for n in _COUNTS] for name in COLOURS] for m in _MANDALAS]
 _MOUNTAIN = [[f"mountain {m} {name}" for name in COLOURS] for m in _MANDALAS]
 _TAKE = [f"take {name}" for name in COLOURS]
 _PASS = "pass"
@@ -62,12 +64,30 @@ _DISCARD_KIND, _FIELD_KIND, _MOUNTAIN_KIND, _TAKE_KIND, _PASS_KIND = range(5)
 _PARSE: dict[str, tuple[int, int, int, int]] = {_PASS: (_PASS_KIND, -1, -1, 0)}
 for _c in _SIX:
     _PARSE[_TAKE[_c]] = (_TAKE_KIND, -1, _c, 0)
-    for _n in range(1, HAND_LIMIT + 1):
+    for _n in _COUNTS:
         _PARSE[_DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, _n)
     for _m in _MANDALAS:
         _PARSE[_MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1)
-        for _n in range(1, HAND_LIMIT):
+        for _n in _COUNTS:
             _PARSE[_FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, _n)
+
+# Legal-move pieces. Colour sets are 6-bit masks (bit c = colour c).
+_ALL_COLOURS = 0b111111
+_BITS = [tuple(c for c in _SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
+_MOUNTAIN_BY_MASK = [[[_MOUNTAIN[m][c] for c in _BITS[mask]] for mask in range(64)]
+                     for m in _MANDALAS]
+_HANDS: dict[tuple, tuple[list[str], int]] = {}
+"""Hand (its six counts) -> (its discard moves, the mask of its colours). Memoised: there are
+only 3003 hands of at most 8 cards."""
+
+
+def _hand_facts(hand: tuple) -> tuple[list[str], int]:
+    facts = _HANDS.get(hand)
+    if facts is None:
+        discards = [move for c in _SIX for move in _DISCARD[c][:hand[c]]]
+        facts = _HANDS[hand] = (discards, sum(1 << c for c in _SIX if hand[c]))
+    return facts
+
 
 _NOTATION_HELP = ("expected 'mountain M COLOUR', 'field M COLOUR N', 'discard COLOUR N', "
                   "'take COLOUR' or 'pass' with M 0 or 1, N a count and COLOUR one of "
@@ -128,7 +148,7 @@ def _read_setup(setup: Mapping[str, Any]) -> tuple[dict[str, list[list[int]]], l
         if not isinstance(cards, list) or len(cards) != size:
             raise InvalidSetupError(f"setup {where} must be a list of {size} colours")
         for card in cards:
-            if card not in _INDEX:
+            if not isinstance(card, str) or card not in _INDEX:
                 raise InvalidSetupError(f"setup {where} holds {card!r}, which is not a colour "
                                         f"(colours: {' '.join(COLOURS)})")
         if must_sort and cards != sorted(cards):
@@ -153,6 +173,10 @@ def _read_setup(setup: Mapping[str, Any]) -> tuple[dict[str, list[list[int]]], l
     return piles, deck
 
 
+def _mask(counts: list[int]) -> int:
+    return sum(1 << c for c in _SIX if counts[c])
+
+
 def _counts(codes: list[int]) -> list[int]:
     counts = [0] * 6
     for c in codes:
@@ -165,7 +189,7 @@ class MandalaState(State):
 
     __slots__ = ("game", "players", "options", "setup", "_deck", "_top", "_hands", "_hand_size",
                  "_secret", "_taken", "_river", "_slot", "_mountain", "_field", "_discard",
-                 "_turn", "_to_move", "_destroying", "_passes", "_end")
+                 "_mountain_mask", "_field_mask", "_turn", "_to_move", "_destroying", "_passes", "_end")
 
     def __init__(self, game: Mandala, options: dict[str, Any],
                  piles: dict[str, list[list[int]]], deck: list[int]):
@@ -186,6 +210,10 @@ class MandalaState(State):
         self._mountain = [_counts(pile) for pile in piles["mountains"]]
         self._field = [[[0] * 6, [0] * 6] for _ in _MANDALAS]      # [mandala][seat][colour]
         self._discard = [0] * 6
+        # The colours present in each area as bit masks, kept in step with the counts above:
+        # they make legal_moves and the completion check a few bit operations.
+        self._mountain_mask = [_mask(counts) for counts in self._mountain]
+        self._field_mask = [[0, 0], [0, 0]]                          # [mandala][seat]
         self._turn = 0                      # whose turn it is (during a destruction: the completer)
         self._to_move: int | None = 0       # seat to decide now; None once over
         self._destroying = -1               # mandala being taken apart, -1 if none
@@ -210,32 +238,33 @@ class MandalaState(State):
         if self._destroying >= 0:
             mountain = self._mountain[self._destroying]
             return [_TAKE[c] for c in _SIX if mountain[c]]
-        hand = self._hands[seat]
-        size = self._hand_size[seat]
-        if size == 0:
+        if self._hand_size[seat] == 0:
             return [_PASS]
-        moves: list[str] = []
-        for c in _SIX:
-            if hand[c]:
-                moves += _DISCARD[c][:hand[c]]
-        spare = size - 1                    # a field action must leave one card in hand
+        hand = self._hands[seat]
+        discards, held = _hand_facts(tuple(hand))
+        moves = discards[:]
+        # Kinds, mandalas, colours and counts are generated in code-point order.
+        # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
+        # for the mountain: in neither field of M.
+        spare = self._hand_size[seat] - 1   # a field action must leave one card in hand
         if spare:
             for m in _MANDALAS:
-                mountain = self._mountain[m]
-                theirs = self._field[m][1 - seat]
-                for c in _SIX:
-                    if hand[c] and not mountain[c] and not theirs[c]:
-                        moves += _FIELD[m][c][:min(hand[c], spare)]
+                field_moves = _FIELD[m]
+                allowed = held & ~(self._mountain_mask[m] | self._field_mask[m][1 - seat])
+                for c in _BITS[allowed]:
+                    count = hand[c]
+                    moves += field_moves[c][:count if count < spare else spare]
         for m in _MANDALAS:
-            field0, field1 = self._field[m]
-            for c in _SIX:
-                if hand[c] and not field0[c] and not field1[c]:
-                    moves.append(_MOUNTAIN[m][c])
+            fields = self._field_mask[m]
+            moves += _MOUNTAIN_BY_MASK[m][held & ~(fields[0] | fields[1])]
         return moves
 
     # -- applying a move -----------------------------------------------------------------------
     def apply(self, move: str) -> None:
-        action = _PARSE.get(move)
+        try:
+            action = _PARSE.get(move)
+        except TypeError:                   # not even a string (a list, a dict...)
+            action = None
         if action is None:
             raise IllegalMoveError(move, f"not a mandala move ({_NOTATION_HELP})")
         seat = self._to_move
@@ -275,6 +304,7 @@ class MandalaState(State):
             hand[c] -= n
             self._hand_size[seat] -= n
             self._field[m][seat][c] += n
+            self._field_mask[m][seat] |= 1 << c
             if self._complete(m):
                 self._destroy(seat, m)
                 return
@@ -288,6 +318,7 @@ class MandalaState(State):
             hand[c] -= 1
             self._hand_size[seat] -= 1
             self._mountain[m][c] += 1
+            self._mountain_mask[m] |= 1 << c
             # [decision] the player draws first, then completion is checked.
             self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
             if self._complete(m):
@@ -318,12 +349,8 @@ class MandalaState(State):
 
     def _complete(self, m: int) -> bool:
         """All six colours stand somewhere in mandala m (mountain and both fields)."""
-        mountain = self._mountain[m]
-        field0, field1 = self._field[m]
-        for c in _SIX:
-            if not (mountain[c] or field0[c] or field1[c]):
-                return False
-        return True
+        fields = self._field_mask[m]
+        return self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS
 
     def _destroy(self, completer: int, m: int) -> None:
         """Starts taking mandala m apart: the larger field chooses first, on a tie the
@@ -341,6 +368,7 @@ class MandalaState(State):
             raise IllegalMoveError(_TAKE[c], f"no {COLOURS[c]} card is left on the mountain "
                                              f"of mandala {m}")
         mountain[c] = 0
+        self._mountain_mask[m] &= ~(1 << c)
         if self._slot[seat][c]:
             self._taken[seat][c] += count
         else:
@@ -352,19 +380,22 @@ class MandalaState(State):
                 # The game ends at once: nothing more is taken, discarded or refilled.
                 self._finish(END_RIVER)
                 return
-        if any(mountain):
+        if self._mountain_mask[m]:
             self._to_move = 1 - seat
             return
         for field in self._field[m]:
             for colour in _SIX:
                 self._discard[colour] += field[colour]
                 field[colour] = 0
+        self._field_mask[m] = [0, 0]
         self._destroying = -1
         if self.deck_size() < 2:
             self._finish(END_REFILL)
             return
-        mountain[self._deck[self._top]] += 1
-        mountain[self._deck[self._top + 1]] += 1
+        first, second = self._deck[self._top:self._top + 2]
+        mountain[first] += 1
+        mountain[second] += 1
+        self._mountain_mask[m] = 1 << first | 1 << second
         self._top += 2
         # The turn passes to the opponent of the completer, whoever took last.
         self._to_move = self._turn = 1 - self._turn
@@ -446,6 +477,8 @@ class MandalaState(State):
         other._mountain = [mountain[:] for mountain in self._mountain]
         other._field = [[field[:] for field in pair] for pair in self._field]
         other._discard = self._discard[:]
+        other._mountain_mask = self._mountain_mask[:]
+        other._field_mask = [masks[:] for masks in self._field_mask]
         other._turn = self._turn
         other._to_move = self._to_move
         other._destroying = self._destroying
