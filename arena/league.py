@@ -123,10 +123,26 @@ def check_config(config: LeagueConfig) -> tuple[list[BotEntry], list[MatchSpec]]
     game.resolve_options(config.options, config.players)   # player count and options
     config.timing()
     bots = [load_bot(source, config.game) for source in config.bots]
+    if config.sandbox and any(not bot.source.startswith(BUILTIN) for bot in bots):
+        from arena import sandbox
+        sandbox.require()   # refuse before any folder exists, not in every worker
+    _check_names(bots)
     specs = expand([bot.name for bot in bots], config.players, config.deals, config.seed,
                    gauntlet=_gauntlet_name(config.gauntlet, bots),
                    max_tables=config.max_tables)
     return bots, specs
+
+
+def _check_names(bots: Sequence[BotEntry]) -> None:
+    seen: dict[str, BotEntry] = {}
+    for bot in bots:
+        if bot.name in seen and seen[bot.name].source == bot.source:
+            raise LeagueError(f"bot {bot.source} is given twice: give each bot once")
+        if bot.name in seen:
+            raise LeagueError(
+                f"bots {seen[bot.name].source} and {bot.source} are both named {bot.name!r}: "
+                "a league needs distinct names (change `name` in one bot.toml)")
+        seen[bot.name] = bot
 
 
 def _gauntlet_name(gauntlet: str | None, bots: Sequence[BotEntry]) -> str | None:

@@ -160,9 +160,12 @@ class Store:
         except OSError as error:
             raise StoreError(f"cannot create the league folder {folder}: "
                              f"{error.strerror}") from None
-        conn = _connect(path, read_only=False)
+        # Built under another name and moved into place complete: a reader, or a league
+        # killed while creating, never sees a database without its marker.
+        draft = folder / (DB_NAME + ".draft")
+        draft.unlink(missing_ok=True)   # left by a creation that was killed
+        conn = _connect(draft, read_only=False)
         try:
-            conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("BEGIN")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -174,11 +177,15 @@ class Store:
                              [(bot.name, bot.version, bot.source, json.dumps(list(bot.games)))
                               for bot in bots])
             conn.execute("COMMIT")
-        except sqlite3.Error as error:
+            conn.execute("PRAGMA journal_mode = WAL")   # a database setting, kept in the file
             conn.close()
-            path.unlink(missing_ok=True)
+            os.link(draft, path)   # unlike rename, never replaces a database made meanwhile
+        except (sqlite3.Error, OSError) as error:
+            conn.close()
             raise StoreError(f"cannot create the league database {path}: {error}") from None
-        return cls._tuned(conn, path)
+        finally:
+            draft.unlink(missing_ok=True)
+        return cls._tuned(_connect(path, read_only=False), path)
 
     @classmethod
     def open(cls, folder: str | os.PathLike) -> "Store":

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.league import LeagueError, resume_league
 from arena.match import seat_seed
 from arena.schedule import expand
 from arena.store import DB_NAME, Store, read_outcomes
@@ -87,15 +88,17 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def processes_of(parent: int) -> list[int]:
-    """Live worker processes that a league with pid `parent` started."""
+def processes_of(parent: int, bots_folder: Path) -> list[int]:
+    """Live workers that the league with pid `parent` started, and live bots of its folder."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
             environ = (entry / "environ").read_bytes().split(b"\0")
+            command = (entry / "cmdline").read_bytes()
         except (OSError, ValueError):
             continue
-        if f"ARENA_LEAGUE_PARENT={parent}".encode() in environ:
+        if (f"ARENA_LEAGUE_PARENT={parent}".encode() in environ
+                or str(bots_folder).encode() in command):
             found.append(int(entry.name))
     return found
 
@@ -170,16 +173,19 @@ def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, t
     folder = tmp_path / "killed"
     league = start_arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 2,
                          "--out", folder, "--quiet")
+    kill_after = random.randint(1, 12)      # a random moment, mid-league
     seen_while_running = []
-    while league.poll() is None and len(seen_while_running) < 3:
+    while league.poll() is None and len(seen_while_running) < kill_after:
         if (folder / DB_NAME).exists():   # readers work while the league writes
             seen_while_running = read_outcomes(folder)
-        time.sleep(0.05)
-    time.sleep(random.uniform(0, 0.5))      # a random moment, mid-league
+        time.sleep(0.02)
+    # One league, one runner: a second run of it at the same time is refused.
+    with pytest.raises(LeagueError, match="being run by another process"):
+        resume_league(folder)
     league.send_signal(signal.SIGKILL)
     league.communicate()
     time.sleep(0.5)
-    assert processes_of(league.pid) == []   # workers (and their bots) died with it
+    assert processes_of(league.pid, bots[0].parent) == []   # workers (and their bots) died with it
     survivors = read_outcomes(folder)
     assert {o.match_id for o in seen_while_running} <= {o.match_id for o in survivors}
     assert len(survivors) < 24, "the league ended before the kill: make it longer"
@@ -201,7 +207,7 @@ def test_ctrl_c_stops_cleanly_keeping_finished_matches(reference, tmp_path, bots
     kept = len(read_outcomes(folder))
     assert league.returncode == 130
     assert f"stopped: {kept} of 24 matches stored" in err and "Traceback" not in err
-    assert processes_of(league.pid) == []
+    assert processes_of(league.pid, bots[0].parent) == []
     arena("league", "resume", folder, "--quiet")
     assert stored(folder) == stored(reference[0])
 
@@ -272,6 +278,14 @@ def test_a_bot_that_does_not_play_the_game_is_refused(tmp_path, bots):
     done = arena("league", "run", "--game", "mandala", "--bot", bots[0], "--bot", other,
                  "--out", tmp_path / "x", check=False)
     assert_refused(done, "does not play mandala")
+    assert not (tmp_path / "x").exists()
+
+
+def test_two_bots_with_one_name_are_refused(tmp_path, bots):
+    twin = copy_bot(bots[1], tmp_path / "twin", "ann")
+    done = arena("league", "run", "--game", "mandala", "--bot", bots[0], "--bot", twin,
+                 "--out", tmp_path / "x", check=False)
+    assert_refused(done, "are both named 'ann'")
     assert not (tmp_path / "x").exists()
 
 

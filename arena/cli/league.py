@@ -258,7 +258,8 @@ class Progress:
 
 
 @bench.command("league")
-@click.option("--deals", type=int, default=8, help="Deals per league (default 8: 96 matches).")
+@click.option("--deals", type=int, default=40,
+              help="Deals per league (default 40: 480 matches).")
 @click.option("--move-time", type=float, default=1.0, help="Per-move limit in seconds.")
 def bench_league(deals, move_time):
     """Matches per second of a 4-bot mandala league of sample bots, 1 worker vs 2."""
