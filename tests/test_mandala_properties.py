@@ -17,6 +17,7 @@ from engine.core import IllegalMoveError
 from engine.games.mandala import COLOURS
 
 GAME = registry.get("mandala")
+FULL_DECK = Counter({colour: 18 for colour in COLOURS})
 LONGEST_POSSIBLE = 2000     # far above any real game (the deck and hands bound its length)
 
 
@@ -73,7 +74,7 @@ def test_every_ply_conserves_the_108_cards_keeps_the_rule_of_colour_and_the_hand
         previous = None
         for state, move in random_game(seed):
             seen = state.observation(0)
-            assert census(state, [seen, state.observation(1)]) == Counter({colour: 18 for colour in COLOURS}), \
+            assert census(state, [seen, state.observation(1)]) == FULL_DECK, \
                 f"seed {seed}, ply {plies}: cards appeared or vanished"
             for area in seen["mandalas"]:
                 areas = [set(area["mountain"])] + [set(f["cards"]) for f in area["fields"]]

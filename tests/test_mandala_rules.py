@@ -385,7 +385,7 @@ def test_scoring_counts_the_secret_cup_cards_at_their_river_slot():
     assert "12 points" in state.render_result()
 
 
-def test_a_cup_card_whose_colour_is_not_in_the_river_scores_nothing_and_ties_go_to_the_smaller_cup():
+def test_a_cup_card_of_a_colour_not_in_the_river_scores_nothing_and_ties_go_to_the_smaller_cup():
     # Mandala 0 holds black x2 on the mountain; seat 0 takes black (river + 1 cup card), seat 1
     # takes yellow (river only). Then it cannot be refilled: the game ends.
     state = start(hands=[ALL_SIX, ALL_SIX], mountains=(["black", "black"], ["black", "green"]),

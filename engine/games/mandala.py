@@ -43,7 +43,7 @@ RIVER_SLOTS = 6
 _SIX = range(6)
 _MANDALAS = (0, 1)
 
-# How a setup is laid out: key -> (number of piles, cards per pile); the deck holds the rest.
+# How a setup is laid out: key -> cards in each of its 2 piles; the deck holds the rest.
 _SETUP_PILES = {"cups": 2, "hands": 6, "mountains": 2}
 _DECK_SIZE = 6 * CARDS_PER_COLOUR - 2 * sum(_SETUP_PILES.values())
 
@@ -189,7 +189,8 @@ class MandalaState(State):
 
     __slots__ = ("game", "players", "options", "setup", "_deck", "_top", "_hands", "_hand_size",
                  "_secret", "_taken", "_river", "_slot", "_mountain", "_field", "_discard",
-                 "_mountain_mask", "_field_mask", "_turn", "_to_move", "_destroying", "_passes", "_end")
+                 "_mountain_mask", "_field_mask", "_turn", "_to_move", "_destroying", "_passes",
+                 "_end")
 
     def __init__(self, game: Mandala, options: dict[str, Any],
                  piles: dict[str, list[list[int]]], deck: list[int]):
@@ -279,54 +280,39 @@ class MandalaState(State):
             return
         if kind == _TAKE_KIND:
             raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
-        hand = self._hands[seat]
         if kind == _PASS_KIND:
-            if self._hand_size[seat]:
-                raise IllegalMoveError(move, "pass is only allowed with an empty hand")
-            self._passes += 1
-            if self._passes == 2:
-                self._finish(END_PASSES)
-            else:
-                self._to_move = self._turn = 1 - seat
+            self._pass(move, seat)
             return
-        if hand[c] < n:
-            raise IllegalMoveError(move, f"seat {seat} holds {hand[c]} {COLOURS[c]} "
-                                         f"card(s), not {n}")
+        if self._hands[seat][c] < n:
+            raise IllegalMoveError(move, f"seat {seat} holds {self._hands[seat][c]} "
+                                         f"{COLOURS[c]} card(s), not {n}")
+        # Each action checks its own conditions before it changes anything.
         if kind == _DISCARD_KIND:
-            self._passes = 0
-            hand[c] -= n
-            self._discard[c] += n
-            self._hand_size[seat] -= n
-            self._draw(seat, n)
+            self._discard_and_draw(seat, c, n)
         elif kind == _FIELD_KIND:
-            self._check_field(move, seat, m, c, n)
-            self._passes = 0
-            hand[c] -= n
-            self._hand_size[seat] -= n
-            self._field[m][seat][c] += n
-            self._field_mask[m][seat] |= 1 << c
-            if self._complete(m):
-                self._destroy(seat, m)
-                return
+            self._grow_field(move, seat, m, c, n)
         else:
-            field0, field1 = self._field[m]
-            if field0[c] or field1[c]:
-                owner = 0 if field0[c] else 1
-                raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {owner}'s field of "
-                                             f"mandala {m} (rule of colour)")
-            self._passes = 0
-            hand[c] -= 1
-            self._hand_size[seat] -= 1
-            self._mountain[m][c] += 1
-            self._mountain_mask[m] |= 1 << c
-            # [decision] the player draws first, then completion is checked.
-            self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
-            if self._complete(m):
-                self._destroy(seat, m)
-                return
-        self._to_move = self._turn = 1 - seat
+            self._build_mountain(move, seat, m, c)
+        if self._destroying < 0:
+            self._to_move = self._turn = 1 - seat
 
-    def _check_field(self, move: str, seat: int, m: int, c: int, n: int) -> None:
+    def _pass(self, move: str, seat: int) -> None:
+        if self._hand_size[seat]:
+            raise IllegalMoveError(move, "pass is only allowed with an empty hand")
+        self._passes += 1
+        if self._passes == 2:               # [decision] two passes in a row end the game
+            self._finish(END_PASSES)
+        else:
+            self._to_move = self._turn = 1 - seat
+
+    def _discard_and_draw(self, seat: int, c: int, n: int) -> None:
+        self._passes = 0
+        self._hands[seat][c] -= n
+        self._hand_size[seat] -= n
+        self._discard[c] += n
+        self._draw(seat, n)                 # [decision] legal with an empty deck too
+
+    def _grow_field(self, move: str, seat: int, m: int, c: int, n: int) -> None:
         if self._mountain[m][c]:
             raise IllegalMoveError(move, f"{COLOURS[c]} stands on the mountain of mandala {m} "
                                          "(rule of colour)")
@@ -336,6 +322,29 @@ class MandalaState(State):
         if n >= self._hand_size[seat]:
             raise IllegalMoveError(move, f"a field action must keep at least 1 card in hand "
                                          f"(seat {seat} holds {self._hand_size[seat]})")
+        self._passes = 0
+        self._hands[seat][c] -= n
+        self._hand_size[seat] -= n
+        self._field[m][seat][c] += n
+        self._field_mask[m][seat] |= 1 << c
+        if self._complete(m):
+            self._destroy(seat, m)
+
+    def _build_mountain(self, move: str, seat: int, m: int, c: int) -> None:
+        field0, field1 = self._field[m]
+        if field0[c] or field1[c]:
+            owner = 0 if field0[c] else 1
+            raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {owner}'s field of "
+                                         f"mandala {m} (rule of colour)")
+        self._passes = 0
+        self._hands[seat][c] -= 1
+        self._hand_size[seat] -= 1
+        self._mountain[m][c] += 1
+        self._mountain_mask[m] |= 1 << c
+        # [decision] the player draws first, then completion is checked.
+        self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
+        if self._complete(m):
+            self._destroy(seat, m)
 
     def _draw(self, seat: int, wanted: int) -> None:
         """Moves up to `wanted` cards from the top of the deck to the seat's hand."""
