@@ -497,12 +497,12 @@ class MandalaState(State):
 
     def render(self) -> str:
         def pile(counts: list[int]) -> str:
-            return " ".join(f"{COLOURS[c]}x{counts[c]}" for c in _SIX if counts[c]) or "-"
+            return ", ".join(f"{COLOURS[c]} {counts[c]}" for c in _SIX if counts[c]) or "-"
 
         lines = []
         for m in _MANDALAS:
-            lines.append(f"mandala {m}: mountain {pile(self._mountain[m])} | "
-                         f"field0 {pile(self._field[m][0])} | field1 {pile(self._field[m][1])}")
+            lines.append(f"mandala {m}: mountain {pile(self._mountain[m])} | seat 0 field "
+                         f"{pile(self._field[m][0])} | seat 1 field {pile(self._field[m][1])}")
         for s in (0, 1):
             river = " ".join(f"{slot}:{COLOURS[c]}" for slot, c in enumerate(self._river[s], 1))
             lines.append(f"seat {s}: hand {self._hand_size[s]}, cup {self.cup_size(s)} "
