@@ -17,6 +17,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from arena.league import LeagueConfig, ProcessPool, run, start_league
+from arena.ratings import Outcome
 from arena.sdk import strategies
 
 SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
@@ -31,6 +32,8 @@ class Figure:
     seconds: float
     first_match: float
     """Seconds until the first match was stored: worker and bot start-up."""
+    forfeits: int
+    """Matches that ended by a forfeit (should be 0: a forfeit cuts a match short)."""
 
     @property
     def rate(self) -> float:
@@ -70,22 +73,26 @@ def measure(deals: int = 40, move_time: float = 1.0, seed: int = 1) -> tuple[lis
         config = LeagueConfig(game="mandala", bots=tuple(map(str, folders)), deals=deals,
                               seed=seed, time_control={"move_time": move_time})
         for workers in (1, 2):
-            first: list[float] = []
+            finished: list[tuple[float, Outcome]] = []
             with start_league(Path(temp) / f"league-{workers}", "bench", config) as league:
                 started = time.monotonic()
                 played = run(league, ProcessPool(workers),
-                             on_match=lambda _: first or first.append(time.monotonic()))
+                             on_match=lambda outcome: finished.append((time.monotonic(),
+                                                                       outcome)))
                 seconds = time.monotonic() - started
-            figures.append(Figure(workers, played, seconds, first[0] - started))
+            forfeits = sum(outcome.forfeit_seat is not None for _, outcome in finished)
+            figures.append(Figure(workers, played, seconds, finished[0][0] - started, forfeits))
     return figures, bots
 
 
 def render(measured: tuple[list[Figure], str]) -> str:
     figures, bots = measured
     rows = [[f.workers, f.matches, f"{f.seconds:.2f}", f"{f.first_match:.2f}",
-             f"{f.rate:.1f}", f"{f.rate * 60:.0f}", f"{f.steady_rate:.1f}"] for f in figures]
+             f"{f.rate:.1f}", f"{f.rate * 60:.0f}", f"{f.steady_rate:.1f}", f.forfeits]
+            for f in figures]
     table = tabulate(rows, headers=["workers", "matches", "seconds", "first match s",
-                                    "matches/s", "matches/min", "after start-up/s"])
+                                    "matches/s", "matches/min", "after start-up/s",
+                                    "forfeits"])
     one, two = figures[0], figures[-1]
     speedup = two.rate / one.rate
     return (f"mandala league, 4 sandboxed sample bots ({bots}), 2 players\n{table}\n"

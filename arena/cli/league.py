@@ -31,8 +31,8 @@ import numpy as np
 from arena.cli import bench, main
 from arena.clock import TimeControl
 from arena.errors import ArenaError
-from arena.league import (League, LeagueConfig, LeagueError, ProcessPool, default_workers,
-                          resume_league, run, start_league)
+from arena.league import (Executor, League, LeagueConfig, LeagueError, ProcessPool,
+                          default_workers, resume_league, run, start_league)
 from arena.ratings import Outcome, pairwise_results
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES
@@ -40,8 +40,11 @@ from arena.store import read_outcomes
 from engine import registry
 
 RESULTS = Path("results")
-CONFIG_KEYS = {"name", "game", "bots", "players", "deals", "seed", "options", "move_time",
-               "tc", "startup_time", "gauntlet", "tables", "unsafe_no_sandbox"}
+# Each key of a league config file and the TOML types it takes.
+CONFIG_KEYS = {"name": (str,), "game": (str,), "bots": (list,), "players": (int,),
+               "deals": (int,), "seed": (int,), "options": (dict,), "move_time": (int, float),
+               "tc": (str,), "startup_time": (int, float), "gauntlet": (str,),
+               "tables": (int,), "unsafe_no_sandbox": (bool,)}
 
 
 @main.group()
@@ -103,6 +106,8 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
     if "seed" not in settings:
         settings["seed"] = random.SystemRandom().randrange(2 ** 31)
     config = _league_config(settings, option_pairs)
+    # Every check before the league folder is created: nothing to clean up on bad input.
+    pool = ProcessPool(default_workers() if workers is None else workers)
     if out is None:
         name = settings.get("name") or (
             f"{config.game}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}")
@@ -114,7 +119,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
             click.echo(f"league {out}: {config.game}, {config.players} players, "
                        f"{len(opened.bots)} bots, {len(opened.specs)} matches, "
                        f"seed {config.seed}, {config.timing().describe()}", err=True)
-        _play(opened, workers, fresh_bots, quiet)
+        _play(opened, pool, fresh_bots, quiet)
 
 
 @league.command("resume")
@@ -122,11 +127,12 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
 @_workers_option
 def resume_command(folder, workers, fresh_bots, quiet):
     """Finish a stopped or killed league (results/NAME): plays only the missing matches."""
+    pool = ProcessPool(default_workers() if workers is None else workers)
     with resume_league(folder) as opened:
         if not quiet:
             click.echo(f"league {folder}: {len(opened.missing())} of {len(opened.specs)} "
                        "matches to play", err=True)
-        _play(opened, workers, fresh_bots, quiet)
+        _play(opened, pool, fresh_bots, quiet)
 
 
 def _read_config(path: Path) -> dict:
@@ -136,12 +142,18 @@ def _read_config(path: Path) -> dict:
         raise LeagueError(f"cannot read league config {path}: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise LeagueError(f"league config {path} is not valid TOML: {error}") from None
-    unknown = sorted(set(settings) - CONFIG_KEYS)
+    unknown = sorted(set(settings) - set(CONFIG_KEYS))
     if unknown:
         raise LeagueError(f"league config {path} has unknown keys {', '.join(unknown)} "
                           f"(known: {', '.join(sorted(CONFIG_KEYS))})")
+    for key, value in settings.items():
+        wrong_bool = isinstance(value, bool) and bool not in CONFIG_KEYS[key]
+        if wrong_bool or not isinstance(value, CONFIG_KEYS[key]):
+            kinds = " or ".join(kind.__name__ for kind in CONFIG_KEYS[key])
+            raise LeagueError(f"league config {path}: {key} must be of type {kinds}, "
+                              f"not {value!r}")
     bots = settings.get("bots", [])
-    if not isinstance(bots, list) or not all(isinstance(bot, str) for bot in bots):
+    if not all(isinstance(bot, str) for bot in bots):
         raise LeagueError(f"league config {path}: bots must be a list of folders")
     # Folders are relative to the file, so a config works from any working directory.
     settings["bots"] = [bot if Path(bot).is_absolute() or not (path.parent / bot).is_dir()
@@ -173,14 +185,13 @@ def _league_config(settings: dict[str, Any], option_pairs) -> LeagueConfig:
         sandbox=not settings.get("unsafe_no_sandbox", False))
 
 
-def _play(opened: League, workers: int | None, fresh_bots: bool, quiet: bool) -> None:
+def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None:
     """Runs the league's missing matches with a progress bar, then prints the ladder."""
     done_before = len(opened.specs) - len(opened.missing())
     bar = Progress(len(opened.specs), done_before, read_outcomes(opened.folder),
                    stream=None if quiet else sys.stderr)
     try:
-        run(opened, ProcessPool(workers or default_workers()), fresh_bots=fresh_bots,
-            on_match=bar.add)
+        run(opened, pool, fresh_bots=fresh_bots, on_match=bar.add)
     except KeyboardInterrupt:
         bar.finish()
         done = len(opened.specs) - len(opened.missing())
@@ -209,15 +220,16 @@ class Progress:
         self.stream = stream
         self.live = bool(stream is not None and stream.isatty())
         self.started = time.monotonic()
+        self.last_at = self.started   # when the latest match came in: rates end there
         self.drawn_at = 0.0
         self.tenth = done * 10 // max(total, 1)
 
     def add(self, outcome: Outcome) -> None:
         self.done += 1
         self.outcomes.append(outcome)
+        now = self.last_at = time.monotonic()
         if self.stream is None:
             return
-        now = time.monotonic()
         if self.live and (now - self.drawn_at >= 0.2 or self.done == self.total):
             self.drawn_at = now
             self.stream.write("\r" + self.line() + "\033[K")
@@ -229,7 +241,7 @@ class Progress:
 
     def line(self) -> str:
         filled = self.WIDTH * self.done // max(self.total, 1)
-        elapsed = time.monotonic() - self.started
+        elapsed = self.last_at - self.started
         played = self.done - self.start_done
         rate = played / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else math.inf
