@@ -112,6 +112,32 @@ for _m in range(MANDALAS):
         _extend_play_lists(_m, _c, 20)
 
 
+PLAYS_BY_HAND: dict[tuple[int, ...], tuple[str, ...]] = {}
+"""Colour counts of a hand -> its legal plays; the same hands come back all the time."""
+PLAYS_BY_HAND_LIMIT = 200_000
+
+
+def _plays_for_hand(counts: tuple[int, ...]) -> tuple[str, ...]:
+    """The sorted legal plays of a non-empty hand with these colour counts (and caches them)."""
+    total = sum(counts)
+    if total >= 2 and total in counts:
+        # A one-colour hand of 2+ cards: playing all of it would empty the hand.
+        counts_allowed = [k - 1 if k == total else k for k in counts]
+    else:
+        counts_allowed = list(counts)
+    moves: list[str] = []
+    for mandala in range(MANDALAS):
+        rows = PLAY_LISTS[mandala]
+        for colour, k in enumerate(counts_allowed):
+            if k:
+                row = rows[colour]
+                moves += row[k] if k < len(row) else _extend_play_lists(mandala, colour, k)
+    if len(PLAYS_BY_HAND) >= PLAYS_BY_HAND_LIMIT:
+        PLAYS_BY_HAND.clear()
+    PLAYS_BY_HAND[counts] = result = tuple(moves)
+    return result
+
+
 def _parse_play(move: str) -> tuple[int, int, int]:
     """(mandala, colour, count) of a `play M COLOUR N` string; IllegalMoveError if malformed."""
     known = PLAY_MOVES.get(move)
@@ -319,6 +345,7 @@ class FlowersMandalaState(State):
         state.passes = 0          # passes in a row
         state.draw_left = 0       # cards still to draw in this turn's draw step
         state.stack_out = False   # a tile stack ran out: the game ends with this turn
+        state.third_flower = False  # somebody has three flowers: the game ends with this turn
         state.ending = False      # end-of-game destructions under way
         state.end_candidates = []  # mandalas the `order` chance move orders
         state.end_queue = []      # mandalas still to destroy at the end, in order
@@ -350,19 +377,11 @@ class FlowersMandalaState(State):
             total = self.hand_totals[seat]
             if total == 0:
                 return ["pass"]
-            counts = self.hands[seat]
-            if total >= 2 and total in counts:
-                # A one-colour hand of 2+ cards: playing all of it would empty the hand.
-                counts = [k - 1 if k == total else k for k in counts]
-            moves: list[str] = []
-            for mandala in range(MANDALAS):
-                rows = PLAY_LISTS[mandala]
-                for colour in range(6):
-                    k = counts[colour]
-                    if k:
-                        row = rows[colour]
-                        moves += row[k] if k < len(row) else _extend_play_lists(mandala, colour, k)
-            return moves
+            counts = tuple(self.hands[seat])
+            moves = PLAYS_BY_HAND.get(counts)
+            if moves is None:
+                moves = _plays_for_hand(counts)
+            return list(moves)
         if phase == TILE:
             return ["tile dark", "tile light"]
         if phase == ORDER:
@@ -499,7 +518,7 @@ class FlowersMandalaState(State):
         self.claims[mandala] = seat
 
     def _end_turn(self) -> None:
-        if self.stack_out or any(len(f) >= FLOWERS_TO_END for f in self.flowers):
+        if self.stack_out or self.third_flower:
             self._begin_end([m for m in range(MANDALAS) if m != self.active])
         else:
             self.turn = (self.turn + 1) % self.players
@@ -564,6 +583,8 @@ class FlowersMandalaState(State):
             if tile_colour(single) == colour:
                 del singles[index]
                 self.flowers[seat].append(tuple(sorted((single, tile))))
+                if len(self.flowers[seat]) >= FLOWERS_TO_END:
+                    self.third_flower = True   # the game ends with this turn
                 return
         singles.append(tile)
 
