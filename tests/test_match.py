@@ -163,7 +163,7 @@ def test_an_empty_bank_forfeits_on_time(host):
     sleepy_times = [seconds for (seat, _), seconds in zip(record["moves"], record["times"])
                     if seat == 1]
     assert 3 <= len(sleepy_times) <= 5
-    assert sum(sleepy_times) <= 0.8
+    assert sum(sleepy_times) <= 0.8 + TimeControl().margin   # a last move may use the margin
     assert records.verify(record)["ok"]
 
 
