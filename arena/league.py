@@ -31,7 +31,7 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, Mapping, Sequence
 
@@ -103,8 +103,9 @@ class RunPlan:
 
 def load_bot(source: str, game_id: str) -> BotEntry:
     """A league bot from a folder or a built-in name; refuses one that does not play the game."""
-    if source in strategies.NAMES and not Path(source).is_dir():
-        return BotEntry(source, "builtin", BUILTIN + source, (game_id,))
+    builtin = source.removeprefix(BUILTIN)
+    if builtin in strategies.NAMES and (source.startswith(BUILTIN) or not Path(source).is_dir()):
+        return BotEntry(builtin, "builtin", BUILTIN + builtin, (game_id,))
     folder = Path(source)
     if not folder.is_dir():
         raise LeagueError(f"unknown bot folder {source!r}: give a bot folder with a bot.toml "
@@ -446,6 +447,8 @@ def _lock(folder: Path) -> int:
 def start_league(folder: str | os.PathLike, name: str, config: LeagueConfig) -> League:
     """Checks the config, then creates the league folder and database (never over another)."""
     bots, specs = check_config(config)
+    # Stored with absolute folders, so the league resumes from any working directory.
+    config = replace(config, bots=tuple(bot.source for bot in bots))
     folder = Path(folder)
     store = Store.create(folder, name=name, config=config.to_json(), planned=len(specs),
                          bots=bots)

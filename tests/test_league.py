@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.league import LeagueError, resume_league
+from arena.league import (Executor, LeagueConfig, LeagueError, ProcessPool, SeatSource,
+                          play_spec, resume_league, run, start_league)
 from arena.match import seat_seed
 from arena.schedule import expand
 from arena.store import DB_NAME, Store, read_outcomes
@@ -244,8 +245,11 @@ def test_gauntlet_from_a_config_file_with_fresh_bots_matches_the_pooled_results(
         f'bots = {json.dumps([os.path.relpath(bot, tmp_path) for bot in bots])}\n'
         'deals = 1\nseed = 5\nmove_time = 2.0\ngauntlet = "ann"\n')
     folder = tmp_path / "gauntlet"
-    arena("league", "run", "--config", config, "--out", folder, "--fresh-bots", "--quiet",
-          cwd=tmp_path)
+    done = arena("league", "run", "--config", config, "--out", folder, "--fresh-bots",
+                 "--quiet", cwd=tmp_path)
+    assert done.stderr == "" and "Elo" in done.stdout   # quiet: the ladder, no progress
+    with Store.open(folder) as store:   # absolute folders: resumable from anywhere
+        assert store.config()["bots"] == [str(bot) for bot in bots]
     outcomes = read_outcomes(folder)
     assert len(outcomes) == 4 and all(o.bots[0].startswith("ann@") or o.bots[1].startswith(
         "ann@") for o in outcomes)
@@ -253,6 +257,36 @@ def test_gauntlet_from_a_config_file_with_fresh_bots_matches_the_pooled_results(
     for outcome in outcomes:   # same ids, same deals: the same games as in the full league
         assert (outcome.ranks, outcome.scores) == (pooled[outcome.match_id].ranks,
                                                    pooled[outcome.match_id].scores)
+
+
+def test_built_in_bots_play_leagues_in_process(tmp_path):
+    folder = tmp_path / "builtin"
+    arena("league", "run", "--game", "flowers-mandala", "--bot", "random", "--bot", "greedy",
+          "--deals", 1, "--seed", 2, "--out", folder, "--quiet")
+    outcomes = read_outcomes(folder)
+    assert sorted(o.bots for o in outcomes) == [("greedy@builtin", "random@builtin"),
+                                                ("random@builtin", "greedy@builtin")]
+
+
+class InProcess(Executor):
+    """Another executor, as a Ray one would be: plays specs wherever it likes with play_spec."""
+
+    def run(self, plan, specs):
+        source = SeatSource(plan)
+        try:
+            for spec in reversed(specs):   # any order is fine
+                yield play_spec(source, plan, spec, worker=7)
+        finally:
+            source.close()
+
+
+def test_any_executor_can_play_the_matches_of_a_league(tmp_path):
+    config = LeagueConfig(game="flowers-mandala", bots=("random", "greedy"), deals=2, seed=4)
+    with start_league(tmp_path / "a", "a", config) as league:
+        assert run(league, InProcess()) == 4
+    with start_league(tmp_path / "b", "b", config) as league:
+        assert run(league, ProcessPool(2)) == 4
+    assert stored(tmp_path / "a") == stored(tmp_path / "b")
 
 
 # -- bad input: one line, non-zero exit, nothing overwritten ----------------------------------
