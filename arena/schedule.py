@@ -6,8 +6,8 @@ deal once in each seat rotation, so luck of the cards and of the seat cancels ou
 
 - 2 players: round robin in pairs; every deal twice, seats swapped.
 - 3-4 players: every group of that size, or a balanced random sample of groups when there are
-  more than `max_tables` (every bot sits at as many tables as any other, give or take one,
-  and partners are spread out); each deal in every seat rotation.
+  more than `max_tables` (about that many, so that every bot sits at as many tables as any
+  other, with partners spread out); each deal in every seat rotation.
 - 1 player (`flowers`): every bot alone plays the same deals.
 - Gauntlet: only the tables that hold the gauntlet bot, with the same fairness.
 
@@ -102,6 +102,13 @@ def balanced_sample(bots: Sequence[str], size: int, count: int,
     return groups
 
 
+def _even(count: int, bots: int, size: int) -> int:
+    """`count` rounded up so that every bot can sit at exactly as many tables as any other
+    (tables x size divisible by bots), but never past every possible group."""
+    step = bots // math.gcd(bots, size)
+    return min(-(-count // step) * step, math.comb(bots, size))
+
+
 def tables(bots: Sequence[str], players: int, *, seed: int, gauntlet: str | None = None,
            max_tables: int = DEFAULT_MAX_TABLES) -> list[tuple[str, ...]]:
     """The groups of bots that meet, each in its first seating (later rotated).
@@ -128,7 +135,7 @@ def tables(bots: Sequence[str], players: int, *, seed: int, gauntlet: str | None
         elif math.comb(len(bots), players) <= max_tables:
             groups = list(itertools.combinations(bots, players))
         else:
-            groups = balanced_sample(bots, players, max_tables, rng)
+            groups = balanced_sample(bots, players, _even(max_tables, len(bots), players), rng)
     else:
         if gauntlet not in bots:
             raise ScheduleError(
@@ -139,7 +146,8 @@ def tables(bots: Sequence[str], players: int, *, seed: int, gauntlet: str | None
         if players == 2 or math.comb(len(others), players - 1) <= max_tables:
             rest = list(itertools.combinations(others, players - 1))
         else:
-            rest = balanced_sample(others, players - 1, max_tables, rng)
+            rest = balanced_sample(others, players - 1,
+                                   _even(max_tables, len(others), players - 1), rng)
         groups = [(gauntlet, *group) for group in rest]
     if players >= 3:
         shuffled = []

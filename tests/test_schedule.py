@@ -81,6 +81,18 @@ def test_too_many_groups_are_sampled_with_equal_counts_per_bot():
     assert set(tables_per_bot.values()) == {10}          # 30 tables x 4 seats / 12 bots
 
 
+def test_a_sample_size_is_rounded_up_so_every_bot_sits_equally_often():
+    bots = [f"bot{i}" for i in range(7)]
+    specs = expand(bots, players=3, deals=1, seed=2, max_tables=20)
+    groups = {frozenset(spec.seats) for spec in specs}
+    assert len(groups) == 21                               # 21 x 3 seats = 9 per bot
+    assert set(collections.Counter(bot for g in groups for bot in g).values()) == {9}
+    gauntlet = expand(bots, players=4, deals=1, seed=2, max_tables=10, gauntlet="bot0")
+    others = collections.Counter(bot for spec in gauntlet for bot in spec.seats)
+    del others["bot0"]
+    assert len(set(others.values())) == 1
+
+
 def test_balanced_sample_spread_is_at_most_one():
     bots = [f"b{i}" for i in range(7)]
     groups = balanced_sample(bots, 3, 10, random.Random(4))
