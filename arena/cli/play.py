@@ -24,7 +24,8 @@ from engine import records, registry
 @click.option("--players", type=int, default=None,
               help="Player count (default: the number of --bot).")
 @click.option("--seed", type=int, default=None,
-              help="Seed of the deal, chance moves and bots' own choices (default: a random one, kept in the log and the record).")
+              help="Seed of the deal, chance moves and bots' own choices "
+                   "(default: a random one, kept in the log and the record).")
 @click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
               help="A rule option of the game (repeatable; see `arena games`).")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
