@@ -30,7 +30,6 @@ import numpy as np
 
 from arena.cli import bench, main
 from arena.clock import TimeControl
-from arena.errors import ArenaError
 from arena.league import (Executor, League, LeagueConfig, LeagueError, ProcessPool,
                           default_workers, resume_league, run, start_league)
 from arena.ratings import Outcome, pairwise_results
