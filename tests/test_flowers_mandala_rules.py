@@ -82,7 +82,7 @@ def hand_sizes(state):
     return view(state)["hand_sizes"]
 
 
-# -- components, options and setup --------------------------------------------------------------
+# -- components, options and setup ----------------------------------------------------------------
 
 def test_a_deal_gives_six_cards_each_and_two_tiles_per_mandala_with_15_left_per_stack():
     state = GAME.new_state(3, seed=11)
@@ -117,6 +117,7 @@ def test_same_seed_same_deal_and_the_options_shape_the_deal():
     ({"tile_values": "1 1 2 2 3"}, "six values"),
     ({"tile_values": "1 1 2 2 3 x2"}, "six values"),
     ({"tile_values": "1 1 2 02 3 x3"}, "six values"),
+    ({"tile_values": "1 1 2 2 100 x3"}, "integer 0 to 99"),
     ({"draw_rule": "three"}, "up-to-4, two"),
     ({"colours": 5}, "no option 'colours'"),
 ])
@@ -326,7 +327,7 @@ def test_a_player_whose_cards_there_are_all_face_down_does_not_check_the_claim()
     assert claim(state, 0) == 0
 
 
-# -- step 4 and destruction -------------------------------------------------------------------------
+# -- step 4 and destruction -----------------------------------------------------------------------
 
 def test_the_sixth_colour_completes_and_a_lone_holder_takes_both_tiles_without_a_choice():
     state = _discard_eight_cards({})
@@ -398,7 +399,7 @@ def test_equal_cards_and_equal_face_up_cards_leave_both_tiles_to_the_holder():
     assert hand_sizes(state) == [8, 10, 10], "seats 1 and 2 take their cards back"
 
 
-# -- two players ------------------------------------------------------------------------------------
+# -- two players ----------------------------------------------------------------------------------
 
 def test_two_players_holder_completing_takes_both_when_the_opponent_has_less_than_half():
     state = start([cards(red=4, purple=2, yellow=4), cards(orange=5, green=5)])
@@ -420,7 +421,7 @@ def test_two_players_the_opponent_of_the_holder_completing_gets_the_second_tile_
     assert state.to_move() == 0, "play goes on with the seat after the completer"
 
 
-# -- flowers, end of the game and scoring -----------------------------------------------------------
+# -- flowers, end of the game and scoring ---------------------------------------------------------
 
 def _flower_race():
     """Seat 0 holds 5 cards of each colour and never drops below 8 cards (so never draws); the

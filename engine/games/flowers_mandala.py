@@ -1,4 +1,4 @@
-"""Flowers: A Mandala Game (`flowers-mandala`), 2 to 4 players; rules in shared/rules/flowers-mandala.md.
+"""Flowers: A Mandala Game (`flowers-mandala`), 2 to 4 players (shared/rules/flowers-mandala.md).
 
 Players play cards of one colour onto one of three mandalas. A colour new to the mandala goes
 face up, a present colour face down; the player with strictly the most cards there (and at
@@ -18,7 +18,7 @@ Options (see the rules file; every [decision] number is an option):
     hand_size         cards dealt to each seat (6); players x hand_size must fit the deck.
     cards_per_colour  cards of each of the six colours (18).
     tile_values       the six values of each colour's tiles, one string (`1 1 2 2 3 x3`):
-                      canonical non-negative integers or `x3`.
+                      canonical integers 0 to 99, or `x3`.
 
 Colours: dark `grey purple red`, light `green orange yellow`. Tiles are written
 `COLOUR:VALUE` (`grey:2`, `red:x3`).
@@ -42,7 +42,9 @@ Chance nodes (`to_move()` is CHANCE; `sample_chance(rng)` draws the outcome):
 Readings of the rules file made here: when a third flower ends the game while the stacks
 still hold tiles, step 6 has already put new tiles on the destroyed mandala; they stay there
 unscored and only the other two mandalas are destroyed (`order A B`). A destruction at the
-game's end puts no new tiles on its mandala.
+game's end puts no new tiles on its mandala. In two-player games the opponent of a holder
+who completes a mandala can never hold half its cards (a face-up player with more cards
+than the holder would have taken the claim), so that holder always takes both tiles.
 
 Observation (proto `FlowersMandalaObservation`, proto/arena/v1/flowers_mandala.proto): the
 seat's own hand; for every seat its hand size, the cards everyone knows it holds (cards
@@ -60,8 +62,8 @@ from collections import Counter
 from itertools import permutations
 from typing import Any, Mapping
 
-from engine.core import (CHANCE, Game, GameNotOverError, IllegalMoveError, InvalidOptionError,
-                         InvalidSetupError, Option, State, ranks_from_keys)
+from engine.core import (CHANCE, EngineError, Game, GameNotOverError, IllegalMoveError,
+                         InvalidOptionError, InvalidSetupError, Option, State, ranks_from_keys)
 
 COLOURS = ("green", "grey", "orange", "purple", "red", "yellow")
 """Card and tile colours in alphabetical order; a colour's index stands for it internally."""
@@ -77,6 +79,7 @@ UP_TO_4_DRAWS = 4
 TWO_DRAWS = 2
 FLOWERS_TO_END = 3
 X3 = "x3"
+MAX_TILE_VALUE = 99   # keeps every score well inside the observation's int32 fields
 
 # Phases: who decides next. A pending decision is always exactly one of these.
 PLAY = "play"      # the seat whose turn it is plays or passes
@@ -185,10 +188,11 @@ def flower_points(first: str, second: str) -> int:
 def parse_tile_values(text: str) -> list[str]:
     """The six tile values of the option `tile_values`; InvalidOptionError if malformed."""
     values = text.split(" ")
-    if len(values) != 6 or not all(v == X3 or _is_canonical_int(v) for v in values):
+    if len(values) != 6 or not all(v == X3 or (_is_canonical_int(v) and int(v) <= MAX_TILE_VALUE)
+                                   for v in values):
         raise InvalidOptionError(
-            f"option tile_values must be six values separated by single spaces, each a "
-            f"non-negative integer or x3 (like '1 1 2 2 3 x3'), got {text!r}")
+            f"option tile_values must be six values separated by single spaces, each an "
+            f"integer 0 to {MAX_TILE_VALUE} or x3 (like '1 1 2 2 3 x3'), got {text!r}")
     return values
 
 
@@ -547,7 +551,9 @@ class FlowersMandalaState(State):
         """The seat that gets the tile the holder leaves, NO_SEAT if the holder takes both."""
         cards_on, up_on = self.cards_on[mandala], self.up_on[mandala]
         if self.players == 2 and completer == holder:
-            # Two-player rule: the opponent needs half of all the cards and one face up.
+            # Two-player rule: the opponent needs half of all the cards and one face up. (With
+            # this claim rule an opponent with a face-up card never has as many cards as the
+            # holder, so the holder who completes always takes both; kept as the rule reads.)
             other = 1 - holder
             if up_on[other] and 2 * cards_on[other] >= sum(cards_on):
                 return other
@@ -650,7 +656,8 @@ class FlowersMandalaState(State):
             order = list(self.end_candidates)
             rng.shuffle(order)
             return "order " + " ".join(map(str, order))
-        return super().sample_chance(rng)
+        raise EngineError("flowers-mandala: no chance move is pending "
+                          f"({'the game is over' if self.mover is None else 'a seat decides'})")
 
     # -- results --------------------------------------------------------------------------------
     def is_over(self) -> bool:
