@@ -51,7 +51,7 @@ from arena.bot_errors import (BotCrashed, BotError, BotProtocolError, BotReporte
 from arena.clock import MoveClock
 from arena.errors import ArenaError
 from arena.match import MatchInfo, Seat
-from arena.v1 import arena_pb2, arena_pb2_grpc
+from arena.v1 import arena_pb2
 from engine import registry
 
 PROTOCOL_VERSION = arena_pb2.PROTOCOL_VERSION_1

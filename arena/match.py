@@ -213,8 +213,9 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
         if not clock.charge(move_clock, elapsed):
-            return _Forfeit(mover, "timeout", f"{_who(seat, mover, ply)}: answered after "
-                                              f"{elapsed:.3f} s, allowed {move_clock.allowed:.3f} s")
+            return _Forfeit(mover, "timeout",
+                            f"{_who(seat, mover, ply)}: answered after {elapsed:.3f} s, "
+                            f"allowed {move_clock.allowed:.3f} s")
         try:
             state.apply(move)
         except IllegalMoveError as error:

@@ -45,7 +45,8 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
     game_obj = registry.get(game)
     players = len(bots) if players is None else players
     if players != len(bots):
-        raise ArenaError(f"--players {players} but {len(bots)} --bot given: give one --bot per seat")
+        raise ArenaError(f"--players {players} but {len(bots)} --bot given: "
+                         "give one --bot per seat")
     options = game_obj.resolve_options(game_obj.parse_options(option_pairs), players)
     time_control = TimeControl.from_cli(move_time, tc, startup_time)
     if seed is None:
@@ -68,7 +69,8 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
         try:
             record_path.write_text(records.to_json(record))
         except OSError as error:
-            raise ArenaError(f"cannot write the record to {record_path}: {error.strerror}") from None
+            raise ArenaError(f"cannot write the record to {record_path}: "
+                             f"{error.strerror}") from None
         if not quiet:
             click.echo(f"record written to {record_path}")
 
