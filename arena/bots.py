@@ -9,8 +9,9 @@
 `BotHost` owns one gRPC server on a Unix socket in a fresh 0700 folder, and the bot processes
 (started in the sandbox with ARENA_SOCKET and a one-time ARENA_TOKEN). `host.seat(spec)`
 gives a `BotSeat` for play_match; processes live across matches (a released seat's process
-goes back to a pool keyed by spec), a crashed or forfeited bot is killed and a fresh process
-is started before its next match, and `fresh_per_match=True` starts one per match.
+goes back to a pool, reused by the next seat of the same spec; at `max_bots` live processes
+the least recently used idle one is ended), a crashed or forfeited bot is killed and a fresh
+process is started before its next match, and `fresh_per_match=True` starts one per match.
 
     with BotHost() as host:
         with host.seat(spec_a) as a, host.seat(spec_b) as b:
@@ -305,6 +306,7 @@ class BotHost:
         self.fresh_per_match = fresh_per_match
         self.log_cap_bytes = log_cap_bytes
         self.limits = limits or sandbox.Limits()
+        self.max_bots = max_bots   # live processes at once; each holds a server thread
         self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-"))
         os.chmod(self.socket_dir, 0o700)
         self.socket_path = self.socket_dir / "arena.sock"
@@ -313,7 +315,7 @@ class BotHost:
         self._lock = threading.Lock()
         self._by_token: dict[str, BotProcess] = {}
         self._by_session: dict[str, BotProcess] = {}
-        self._idle: dict[BotSpec, list[BotProcess]] = {}
+        self._idle: list[BotProcess] = []   # released processes, least recently used first
         self._all: set[BotProcess] = set()
         self._match_ids = itertools.count(1)
         self.refusals: deque[str] = deque(maxlen=100)   # why connections were refused, newest last
@@ -329,11 +331,11 @@ class BotHost:
         """A seat for `spec`, reusing an idle process of that spec if there is one."""
         seat = BotSeat(self, spec)
         with self._lock:
-            idle = self._idle.get(spec, [])
-            while idle and seat.process is None:
-                candidate = idle.pop()
-                if candidate.alive():
+            for candidate in reversed(self._idle):
+                if candidate.spec == spec and candidate.alive():
+                    self._idle.remove(candidate)
                     seat.process = candidate
+                    break
         return seat
 
     def close(self) -> None:
@@ -354,11 +356,24 @@ class BotHost:
         # One log per bot version, kept across restarts; the sandbox caps it (it counts
         # what the file already holds), so a bot that crashes every match cannot grow it.
         log_path = self.log_dir / f"{spec.name}-{spec.version}.log"
+        self._make_room()
         process = BotProcess(self, spec, log_path)
         with self._lock:
             self._all.add(process)
         process.start(budget)
         return process
+
+    def _make_room(self) -> None:
+        """Ends the least recently used idle processes while the host is full."""
+        while True:
+            with self._lock:
+                if len(self._all) < self.max_bots:
+                    return
+                if not self._idle:
+                    raise ArenaError(f"{len(self._all)} bot processes are busy, the most this "
+                                     f"host runs at once (BotHost max_bots={self.max_bots})")
+                oldest = self._idle.pop(0)
+            oldest.kill()
 
     def _next_match_id(self) -> str:
         return f"m{next(self._match_ids)}"
@@ -372,16 +387,15 @@ class BotHost:
             process.kill()
             return
         with self._lock:
-            self._idle.setdefault(process.spec, []).append(process)
+            self._idle.append(process)
 
     def _forget(self, process: BotProcess) -> None:
         with self._lock:
             self._by_token.pop(process.token, None)
             self._by_session.pop(process.session, None)
             self._all.discard(process)
-            idle = self._idle.get(process.spec, [])
-            if process in idle:
-                idle.remove(process)
+            if process in self._idle:
+                self._idle.remove(process)
 
     def _refuse(self, context: grpc.ServicerContext, code: grpc.StatusCode, why: str):
         self.refusals.append(why)

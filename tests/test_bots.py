@@ -127,3 +127,19 @@ def test_a_bot_is_not_seated_in_a_game_it_does_not_play(host, tmp_path):
     with host.seat(BotSpec.load(folder)) as seat:
         with pytest.raises(ArenaError, match="does not play flowers"):
             play_match("flowers", 2, {}, 1, [seat, StrategySeat("random", "flowers")])
+
+
+@needs_sandbox
+def test_a_full_host_ends_an_idle_bot_to_make_room():
+    random_spec, greedy_spec = (BotSpec.load(SAMPLE_BOTS / name) for name in ("random", "greedy"))
+    with BotHost(max_bots=2) as small_host:
+        with small_host.seat(greedy_spec) as greedy, small_host.seat(random_spec) as random_bot:
+            play_match("mandala", 2, {}, 6, [greedy, random_bot])
+            greedy_pid = greedy.process.process.pid
+            random_pid = random_bot.process.process.pid
+        # The random process is reused; the second random bot needs a new process, and
+        # the host is full: the idle greedy process makes room.
+        with small_host.seat(random_spec) as first, small_host.seat(random_spec) as second:
+            play_match("mandala", 2, {}, 7, [first, second])
+            assert first.process.process.pid == random_pid
+            assert not sandbox.running(greedy_pid)
