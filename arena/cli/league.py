@@ -269,10 +269,12 @@ class Progress:
 
 
 @bench.command("league")
-@click.option("--deals", type=int, default=40,
-              help="Deals per league (default 40: 480 matches).")
+@click.option("--deals", type=int, default=20,
+              help="Deals per league (default 20: 240 matches).")
+@click.option("--repeats", type=int, default=3,
+              help="Runs with each worker count, alternating (default 3).")
 @click.option("--move-time", type=float, default=1.0, help="Per-move limit in seconds.")
-def bench_league(deals, move_time):
+def bench_league(deals, repeats, move_time):
     """Matches per second of a 4-bot mandala league of sample bots, 1 worker vs 2."""
     from arena.bench.league import measure, render
-    click.echo(render(measure(deals=deals, move_time=move_time)))
+    click.echo(render(measure(deals=deals, move_time=move_time, repeats=repeats)))
