@@ -8,8 +8,9 @@ Knows nothing of games or gRPC. `spawn(argv, bot_dir, ...)` starts the command u
 - visible, read-only: the system (/usr, the merged-/usr links, a few /etc files), the Python
   installation the arena runs on, the bot's folder (at `/bot`, the working directory) and the
   arena's `arena` package directory (at `/opt/arena/arena`, on PYTHONPATH) so bots can import
-  `arena.sdk` and `arena.v1`; visible, writable: a private size-capped tmpfs at `/tmp` (also
-  HOME) and the `bind_rw` folders (e.g. the folder of the arena's Unix socket), at their host
+  `arena.sdk` and `arena.v1`, and the `sockets` (Unix sockets such as the arena's, each alone,
+  at its host path: connecting needs no write access to the mount); visible, writable: a
+  private size-capped tmpfs at `/tmp` (also HOME) and any `bind_rw` folders, at their host
   paths. Nothing else of the host: no other bot, no results, no home, no repository root.
 - resource limits (`Limits`) set with `resource.setrlimit` by a small wrapper that runs
   inside the sandbox just before the bot's command. When the arena runs as root it also
@@ -53,7 +54,7 @@ BOT_DIR = "/bot"
 LIB_DIR = "/opt/arena"
 """Put on the bot's PYTHONPATH; holds the arena package as `LIB_DIR/arena`."""
 BOT_GID = 0x3FFFFFFF
-"""Group of every sandboxed bot run as root; `bind_rw` folders are opened to it."""
+"""Group of every sandboxed bot run as root; its sockets and `bind_rw` folders open to it."""
 _UID_BASE = 0x40000000
 """Bots get uids above this: far from any real account, and one per running bot."""
 
@@ -142,16 +143,20 @@ def _probe(bwrap: str) -> str | None:
 
 
 def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, str],
-          bind_rw: Sequence[str | os.PathLike] = (), limits: Limits = Limits(),
-          log_path: str | os.PathLike, log_cap_bytes: int = 1 * MiB,
-          unsafe: bool = False) -> "SandboxedProcess":
+          sockets: Sequence[str | os.PathLike] = (), bind_rw: Sequence[str | os.PathLike] = (),
+          limits: Limits = Limits(), log_path: str | os.PathLike,
+          log_cap_bytes: int = 1 * MiB, unsafe: bool = False) -> "SandboxedProcess":
     """Starts `argv` in the bot's folder, sandboxed; its output goes to `log_path` (appended).
 
     `argv[0]` is looked up on the sandbox PATH (the arena's Python first, so `python` is the
     arena's interpreter); other paths in argv should be relative to the bot's folder. `env` is
     the bot's whole environment: nothing of the arena's leaks in; PATH, HOME, TMPDIR and
-    PYTHONPATH get sandbox defaults. `bind_rw` folders appear writable at their host paths;
-    create any Unix socket in them before spawning (see `_grant`).
+    PYTHONPATH get sandbox defaults.
+
+    `sockets` are Unix sockets the bot may connect to; each appears alone, read-only, at its
+    host path, so its folder can stay private (0700) and the bot can neither replace it nor
+    write next to it. Start the server before spawning: the socket must exist. `bind_rw`
+    folders appear writable at their host paths (a bot can fill them: prefer `sockets`).
 
     Spawn from a thread that lives as long as the bot: `--die-with-parent` ends the bot when
     the thread that started it exits.
@@ -161,6 +166,10 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
     bot_dir = Path(bot_dir).resolve()
     if not bot_dir.is_dir():
         raise SandboxError(f"bot folder {bot_dir} does not exist: check the bot's path")
+    socket_paths = [Path(path).absolute() for path in sockets]
+    for path in socket_paths:
+        if not (path.exists() and stat.S_ISSOCK(path.stat().st_mode)):
+            raise SandboxError(f"{path} is not a Unix socket: start the server before the bot")
     rw_dirs = [Path(path).resolve() for path in bind_rw]
     for path in rw_dirs:
         if not path.exists():
@@ -175,9 +184,9 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
         if os.geteuid() == 0:
             uid = _allocate_uid()
             _grant(bot_dir, write=False, recursive=True)
-            for path in rw_dirs:
+            for path in socket_paths + rw_dirs:
                 _grant(path, write=True, recursive=False)
-        command = (_bwrap_argv(bot_dir, rw_dirs, limits)
+        command = (_bwrap_argv(bot_dir, socket_paths, rw_dirs, limits)
                    + _wrapper(LIB_DIR, limits, uid=uid) + list(argv))
         cwd = None
         lib = LIB_DIR
@@ -185,7 +194,8 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
                             Path(log_path), log_cap_bytes)
 
 
-def _bwrap_argv(bot_dir: Path, rw_dirs: Sequence[Path], limits: Limits) -> list[str]:
+def _bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
+                limits: Limits) -> list[str]:
     """The bwrap options: namespaces, then the mounts in order (parents before children)."""
     argv = [shutil.which("bwrap") or "bwrap",
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
@@ -206,6 +216,8 @@ def _bwrap_argv(bot_dir: Path, rw_dirs: Sequence[Path], limits: Limits) -> list[
     argv += _mkdirs(Path(lib_arena)) + ["--ro-bind", str(_ARENA_PACKAGE), lib_arena]
     argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     argv += ["--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR]
+    for path in sockets:
+        argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]
     for path in rw_dirs:
         argv += _mkdirs(path) + ["--bind", str(path), str(path)]
     return argv + ["--"]
@@ -332,9 +344,9 @@ def _allocate_uid() -> int:
 def _grant(path: Path, *, write: bool, recursive: bool) -> None:
     """Lets the bot's group reach `path` (and what is in it) when "others" may not.
 
-    A bot runs as its own uid in group BOT_GID, so a 0700 folder (a fresh temporary folder)
-    or a 0755 socket (connecting needs write access) would lock it out. Only what lacks the
-    access gets group BOT_GID and the group bits; nothing is opened to other users.
+    A bot runs as its own uid in group BOT_GID, so a 0700 bot folder (a fresh temporary
+    folder) or a 0755 socket (connecting needs write access) would lock it out. Only what
+    lacks the access gets group BOT_GID and the group bits; nothing is opened to other users.
     """
     entries = [path]
     if path.is_dir():

@@ -186,24 +186,43 @@ def test_its_tmp_is_writable_and_private(bot_dir):
     assert not os.path.exists(marker)
 
 
-def test_a_shared_folder_is_writable_and_its_socket_reachable(bot_dir, tmp_path):
-    shared = tmp_path / "sock"
-    shared.mkdir(mode=0o700)
+def test_a_socket_is_reachable_while_its_private_folder_stays_closed(bot_dir, tmp_path):
+    private = tmp_path / "sock"
+    private.mkdir(mode=0o700)
+    (private / "neighbour.txt").write_text("next to the socket")
     with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(shared / "arena.sock"))
+        server.bind(str(private / "arena.sock"))
         server.listen()
         status, log = run_bot(bot_dir, f"""
-            import socket
+            import os, socket
             client = socket.socket(socket.AF_UNIX)
-            client.connect({str(shared / "arena.sock")!r})
+            client.connect({str(private / "arena.sock")!r})
             client.sendall(b"hello")
-            open({str(shared / "note")!r}, "w").write("x")
-            print("connected")
-            """, bind_rw=[shared])
+            print("folder holds:", os.listdir({str(private)!r}))
+            for attempt in (lambda: os.unlink({str(private / "arena.sock")!r}),
+                            lambda: open({str(private / "planted")!r}, "w")):
+                try:
+                    attempt()
+                    print("changed the folder")
+                except OSError as error:
+                    print("refused:", error.strerror)
+            """, sockets=[private / "arena.sock"])
         server.settimeout(2)
         connection, _ = server.accept()
         assert connection.recv(5) == b"hello"
         connection.close()
+    assert status == 0, log
+    assert "folder holds: ['arena.sock']" in log  # the socket alone, not its neighbours
+    assert log.count("refused:") == 2 and "changed the folder" not in log
+    assert private.stat().st_mode & 0o777 == 0o700
+    assert sorted(path.name for path in private.iterdir()) == ["arena.sock", "neighbour.txt"]
+
+
+def test_a_bind_rw_folder_is_writable(bot_dir, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o700)
+    status, log = run_bot(bot_dir, f"open({str(shared / 'note')!r}, 'w').write('x')",
+                          bind_rw=[shared])
     assert status == 0, log
     assert (shared / "note").read_text() == "x"
 
@@ -366,6 +385,9 @@ def test_unsafe_mode_keeps_the_limits(bot_dir):
 def test_bad_arguments_are_one_clear_error(bot_dir, tmp_path):
     with pytest.raises(sandbox.SandboxError, match="does not exist"):
         sandbox.spawn(["python"], tmp_path / "missing", env={}, log_path=tmp_path / "log")
+    with pytest.raises(sandbox.SandboxError, match="not a Unix socket: start the server"):
+        sandbox.spawn(["python"], bot_dir, env={}, sockets=[tmp_path / "no.sock"],
+                      log_path=tmp_path / "log")
     with pytest.raises(sandbox.SandboxError, match="empty"):
         sandbox.spawn([], bot_dir, env={}, log_path=tmp_path / "log")
 
