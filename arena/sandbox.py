@@ -35,6 +35,7 @@ import json
 import os
 import shutil
 import signal
+import site
 import stat
 import subprocess
 import sys
@@ -234,9 +235,10 @@ def _mkdirs(path: Path) -> list[str]:
 
 
 def _python_dirs() -> list[Path]:
-    """The Python installation the arena runs on (and its venv), outside /usr."""
+    """The Python installation the arena runs on: its prefix, a venv's, and site folders
+    outside them (a user site); less what /usr already holds."""
     candidates = {Path(sys.base_prefix), Path(sys.prefix),
-                  Path(sys.executable).resolve().parent.parent}
+                  Path(sys.executable).resolve().parent.parent, *_outside_site_dirs()}
     dirs = sorted(path.resolve() for path in candidates)
     kept: list[Path] = []
     for path in dirs:
@@ -244,6 +246,19 @@ def _python_dirs() -> list[Path]:
         if not inside_usr and not any(parent in kept for parent in path.parents):
             kept.append(path)
     return kept
+
+
+def _outside_site_dirs() -> list[Path]:
+    """Site folders on the arena's sys.path but outside its prefixes, such as the user site
+    (under a home the bot does not have): the bot gets them on its PYTHONPATH."""
+    prefixes = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    found = []
+    for folder in site.getsitepackages() + [site.getusersitepackages()]:
+        path = Path(folder).resolve()
+        if (folder in sys.path and path.is_dir()
+                and not any(prefix == path or prefix in path.parents for prefix in prefixes)):
+            found.append(path)
+    return found
 
 
 def _wrapper(lib: str, limits: Limits, uid: int | None) -> list[str]:
@@ -323,8 +338,9 @@ def _bot_env(env: Mapping[str, str], lib: str, unsafe: bool) -> dict[str, str]:
         bot_env.pop("HOME")
         bot_env.pop("TMPDIR")
     bot_env.update(env)
+    sites = [] if unsafe else [str(path) for path in _outside_site_dirs()]
     bot_env["PYTHONPATH"] = os.pathsep.join(
-        part for part in (lib, env.get("PYTHONPATH", "")) if part)
+        part for part in (lib, *sites, env.get("PYTHONPATH", "")) if part)
     return bot_env
 
 
