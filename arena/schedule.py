@@ -48,7 +48,8 @@ class MatchSpec:
     """Bot names per seat."""
     deal: str
     """Shared by the matches that replay one deal at one table (the seat rotations), and, with
-    one player, by every bot's match on that deal: what ratings pair up."""
+    one player, by every bot's match on that deal: what ratings pair up. Named by the deal's
+    seed, so leagues read together share a label only where they really share the deal."""
 
 
 def deal_seed(league_seed: int, deal_index: int) -> int:
@@ -173,8 +174,8 @@ def expand(bots: Sequence[str], players: int, deals: int, seed: int, *,
     for deal_index in range(deals):
         seed_of_deal = deal_seed(seed, deal_index)
         for group in groups:
-            deal = (f"d{deal_index}" if players == 1
-                    else f"d{deal_index}:{'+'.join(sorted(group))}")
+            deal = (f"{seed_of_deal:016x}" if players == 1
+                    else f"{seed_of_deal:016x}:{'+'.join(sorted(group))}")
             for seats in rotations(group):
                 specs.append(MatchSpec(
                     id=f"d{deal_index:04d}:{','.join(seats)}", order=len(specs),

@@ -60,7 +60,13 @@ def test_one_player_every_bot_plays_the_same_deals():
     specs = expand(BOTS, players=1, deals=3, seed=5)
     for deal_index, seatings in seatings_per_deal(specs).items():
         assert sorted(seats[0] for seats in seatings) == sorted(BOTS)
-        assert {s.deal for s in specs if s.deal_index == deal_index} == {f"d{deal_index}"}
+        assert len({s.deal for s in specs if s.deal_index == deal_index}) == 1
+
+
+def test_deal_labels_name_the_deal_so_other_leagues_share_them_only_on_the_same_deal():
+    first, other_seed = expand(BOTS, 2, 1, seed=1), expand(BOTS, 2, 1, seed=2)
+    assert not {s.deal for s in first} & {s.deal for s in other_seed}
+    assert {s.deal for s in first} == {s.deal for s in expand(BOTS, 2, 1, seed=1)}
 
 
 def test_seat_rotations_of_one_table_share_a_deal_label_other_tables_do_not():
