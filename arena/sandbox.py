@@ -292,11 +292,15 @@ def _run_bot() -> None:
         os.setgid(spec["gid"])
         os.setuid(spec["uid"])  # drops every capability too
     libc = ctypes.CDLL(None, use_errno=True)
-    PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
+    PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Dies with its parent, and the bot with it: bwrap does this in a sandbox; this is for
+    # --unsafe-no-sandbox, where the parent is the arena itself.
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     bot = os.fork()
     if bot == 0:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         try:
             os.execvp(argv[0], argv)
         except OSError as error:

@@ -351,6 +351,31 @@ def test_exit_status_and_kill_are_reported(bot_dir):
     bot.kill()  # ending an ended bot is harmless
 
 
+@pytest.mark.parametrize("unsafe", [False, True], ids=["sandboxed", "unsafe"])
+def test_the_bot_dies_with_the_arena(bot_dir, unsafe):
+    """An arena process killed outright takes its bot along (bwrap's --die-with-parent)."""
+    arena = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from arena import sandbox
+        bot = sandbox.spawn([sys.executable, "-c", "import time; time.sleep(600)"],
+                            {str(bot_dir)!r}, env={{}}, log_path={str(bot_dir.parent / "log")!r},
+                            unsafe={unsafe!r})
+        time.sleep(0.3)
+        print(" ".join(map(str, bot.pids())), flush=True)
+        time.sleep(600)
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(pid) for pid in arena.stdout.readline().split()]
+        assert pids
+    finally:
+        arena.kill()
+        arena.wait()
+    deadline = time.monotonic() + 5
+    while any(is_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not [pid for pid in pids if is_running(pid)]
+
+
 def test_a_missing_command_exits_127_with_a_log_line(bot_dir):
     log = bot_dir.parent / "bot.log"
     bot = sandbox.spawn(["no-such-bot-program"], bot_dir, env={}, log_path=log)
