@@ -5,6 +5,7 @@ what the host sees: its listeners, its files, its process table, the bot's log.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -30,23 +31,21 @@ def bot_dir(tmp_path: Path) -> Path:
     return folder
 
 
-def run_bot(bot_dir: Path, code: str, *, limits: Limits = Limits(), timeout: float = 30,
-            **options) -> tuple[int, str]:
-    """Runs `code` as a sandboxed bot to its end; (exit status, its log)."""
+def start_bot(bot_dir: Path, code: str, *, limits: Limits = Limits(), **options):
+    """Starts `code` as a sandboxed bot; (the SandboxedProcess, its log's path)."""
     log = bot_dir.parent / "bot.log"
-    bot = sandbox.spawn([sys.executable, "-c", textwrap.dedent(code)], bot_dir, env={},
-                        limits=limits, log_path=log, **options)
+    return sandbox.spawn([sys.executable, "-c", textwrap.dedent(code)], bot_dir, env={},
+                         limits=limits, log_path=log, **options), log
+
+
+def run_bot(bot_dir: Path, code: str, *, timeout: float = 30, **options) -> tuple[int, str]:
+    """Runs `code` as a sandboxed bot to its end; (exit status, its log)."""
+    bot, log = start_bot(bot_dir, code, **options)
     try:
         status = bot.wait(timeout)
     finally:
         bot.kill()
     return status, log.read_text(errors="replace")
-
-
-def start_bot(bot_dir: Path, code: str, *, limits: Limits = Limits(), **options):
-    log = bot_dir.parent / "bot.log"
-    return sandbox.spawn([sys.executable, "-c", textwrap.dedent(code)], bot_dir, env={},
-                         limits=limits, log_path=log, **options), log
 
 
 def wait_for_line(log: Path, text: str, timeout: float = 15) -> None:
@@ -59,7 +58,10 @@ def wait_for_line(log: Path, text: str, timeout: float = 15) -> None:
 
 
 def is_running(pid: int) -> bool:
-    """True while `pid` is a live process (a zombie awaiting its reaper counts as ended)."""
+    """True while `pid` is a live process (a zombie awaiting its reaper counts as ended).
+
+    Read here from /proc, not with sandbox.running: the check must not be the code it checks.
+    """
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (FileNotFoundError, ProcessLookupError):
@@ -117,21 +119,24 @@ def test_the_host_beyond_system_and_python_is_invisible(bot_dir):
     repo_root = Path(sandbox.__file__).resolve().parent.parent
     home = Path.home()
     status, log = run_bot(bot_dir, f"""
-        import os
-        print("repo visible:", os.path.exists({str(repo_root / "pyproject.toml")!r}))
+        import json, os
         home = {str(home)!r}
-        print("home holds:", sorted(os.listdir(home)) if os.path.isdir(home) else [])
-        print("top level:", sorted(os.listdir("/")))
+        print(json.dumps({{
+            "repo visible": os.path.exists({str(repo_root / "pyproject.toml")!r}),
+            "home holds": sorted(os.listdir(home)) if os.path.isdir(home) else [],
+            "top level": sorted(os.listdir("/")),
+        }}))
         """)
-    assert status == 0
-    assert "repo visible: False" in log
-    top = eval(log.split("top level:")[1].splitlines()[0])
-    assert set(top) <= {"bin", "bot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt",
-                        "proc", "sbin", "tmp", "usr", *Path(sys.prefix).parts[1:2]}
-    held = eval(log.split("home holds:")[1].splitlines()[0])
-    python_under_home = [Path(sys.prefix).relative_to(home).parts[0]] if Path(
-        sys.prefix).is_relative_to(home) else []
-    assert held == python_under_home  # of a home, only the way to the Python installation
+    assert status == 0, log
+    seen = json.loads(log)
+    assert seen["repo visible"] is False
+    python_top = Path(sys.prefix).parts[1]  # e.g. "root" for a pyenv Python under /root
+    assert set(seen["top level"]) <= {"bin", "bot", "dev", "etc", "lib", "lib32", "lib64",
+                                      "libx32", "opt", "proc", "sbin", "tmp", "usr", python_top}
+    # Of a home, at most the way to the Python installation.
+    way_to_python = ([Path(sys.prefix).relative_to(home).parts[0]]
+                     if Path(sys.prefix).is_relative_to(home) else [])
+    assert seen["home holds"] == way_to_python
 
 
 def test_the_bot_imports_the_arena_sdk_from_the_arena_package_only(bot_dir):
