@@ -94,7 +94,7 @@ class Limits:
     open_files: int = 256
     """Open file descriptors per process (RLIMIT_NOFILE)."""
     tmp_bytes: int = 64 * MiB
-    """Size of the private /tmp (a tmpfs, so it is also memory)."""
+    """Size of the private /tmp, and of /dev/shm (each a tmpfs, so memory of the host)."""
 
     def rlimits(self) -> list[tuple[str, int, int]]:
         """(resource name, soft, hard) as the in-sandbox wrapper sets them."""
@@ -215,7 +215,8 @@ def _bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
         argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]
     lib_arena = f"{LIB_DIR}/arena"
     argv += _mkdirs(Path(lib_arena)) + ["--ro-bind", str(_ARENA_PACKAGE), lib_arena]
-    argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    for scratch in ("/tmp", "/dev/shm"):  # /dev/shm: POSIX semaphores, multiprocessing
+        argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", scratch]
     argv += ["--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR]
     for path in sockets:
         argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]

@@ -181,13 +181,23 @@ def test_another_bots_folder_cannot_be_written(bot_dir, tmp_path):
     assert (other / "bot.py").read_text() == "print('other bot')\n"
 
 
-def test_its_tmp_is_writable_and_private(bot_dir):
+def test_its_tmp_is_writable_private_and_capped(bot_dir):
     marker = "/tmp/arena-sandbox-test-marker"
     status, log = run_bot(bot_dir, f"""
+        import multiprocessing
         open({marker!r}, "w").write("scratch")
         print("tmp holds:", open({marker!r}).read())
-        """)
-    assert status == 0 and "tmp holds: scratch" in log
+        multiprocessing.Lock()  # a POSIX semaphore, in /dev/shm
+        try:
+            with open("/tmp/big", "wb") as big:
+                for _ in range(16):
+                    big.write(bytes(1 << 20))
+            print("wrote 16 MiB")
+        except OSError as error:
+            print("full:", error.strerror)
+        """, limits=Limits(tmp_bytes=4 * MiB))
+    assert status == 0, log
+    assert "tmp holds: scratch" in log and "full: No space left on device" in log
     assert not os.path.exists(marker)
 
 
