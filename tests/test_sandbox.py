@@ -263,6 +263,26 @@ def test_the_cpu_limit_ends_a_busy_bot(bot_dir):
     assert elapsed < 10
 
 
+def test_file_size_and_open_file_limits(bot_dir):
+    status, log = run_bot(bot_dir, """
+        try:
+            with open("/tmp/big", "wb") as big:
+                big.write(bytes(2 << 20))
+            print("wrote 2 MiB")
+        except OSError as error:
+            print("file:", error.strerror)
+        files = []
+        try:
+            for _ in range(100):
+                files.append(open("/dev/null"))
+            print("opened 100")
+        except OSError as error:
+            print("open files:", error.strerror)
+        """, limits=Limits(file_size_bytes=1 * MiB, open_files=32))
+    assert status == 0, log
+    assert "file: File too large" in log and "open files: Too many open files" in log
+
+
 def test_a_fork_bomb_is_contained_and_fully_killed(bot_dir):
     bot, log = start_bot(bot_dir, """
         import os, time
