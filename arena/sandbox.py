@@ -6,9 +6,9 @@ Knows nothing of games or gRPC. `spawn(argv, bot_dir, ...)` starts the command u
   IPC and UTS namespaces, its own session (`--new-session`), killed with the arena
   (`--die-with-parent`);
 - visible, read-only: the system (/usr, the merged-/usr links, a few /etc files), the Python
-  installation the arena runs on, the bot's folder (at `/bot`, the working directory) and the
-  arena's `arena` package directory (at `/opt/arena/arena`, on PYTHONPATH) so bots can import
-  `arena.sdk` and `arena.v1`, and the `sockets` (Unix sockets such as the arena's, each alone,
+  installation the arena runs on, the bot's folder (at `/bot`, the working directory), the
+  `arena` and `engine` package directories (under `/opt/arena`, on PYTHONPATH) so bots can
+  import `arena.sdk`, `arena.v1` and the rules the SDK's strategies use, and the `sockets` (Unix sockets such as the arena's, each alone,
   at its host path: connecting needs no write access to the mount); visible, writable: a
   private size-capped tmpfs at `/tmp` (also HOME) and any `bind_rw` folders, at their host
   paths. Nothing else of the host: no other bot, no results, no home, no repository root.
@@ -30,6 +30,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import functools
+import importlib.util
 import itertools
 import json
 import os
@@ -53,13 +54,17 @@ GiB = 1 << 30
 BOT_DIR = "/bot"
 """Where the bot's own folder appears inside the sandbox (its working directory)."""
 LIB_DIR = "/opt/arena"
-"""Put on the bot's PYTHONPATH; holds the arena package as `LIB_DIR/arena`."""
+"""Put on the bot's PYTHONPATH; holds the packages of `_SHARED_PACKAGES`."""
 BOT_GID = 0x3FFFFFFF
 """Group of every sandboxed bot run as root; its sockets and `bind_rw` folders open to it."""
 _UID_BASE = 0x40000000
 """Bots get uids above this: far from any real account, and one per running bot."""
 
 _ARENA_PACKAGE = Path(__file__).resolve().parent
+_SHARED_PACKAGES = ("arena", "engine")
+"""What bots may import of the arena's code: the SDK and protocol (in arena), and the rules
+(engine: pure game logic) that the SDK's strategies use. Package folders only: never the
+repository root with its results and bots."""
 _ETC_FILES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime")
 _MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _KILL_TIMEOUT = 5.0
@@ -213,8 +218,9 @@ def _bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     for path in _python_dirs():
         argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]
-    lib_arena = f"{LIB_DIR}/arena"
-    argv += _mkdirs(Path(lib_arena)) + ["--ro-bind", str(_ARENA_PACKAGE), lib_arena]
+    for name, folder in _shared_packages():
+        inside = f"{LIB_DIR}/{name}"
+        argv += _mkdirs(Path(inside)) + ["--ro-bind", str(folder), inside]
     for scratch in ("/tmp", "/dev/shm"):  # /dev/shm: POSIX semaphores, multiprocessing
         argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", scratch]
     argv += ["--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR]
@@ -223,6 +229,17 @@ def _bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
     for path in rw_dirs:
         argv += _mkdirs(path) + ["--bind", str(path), str(path)]
     return argv + ["--"]
+
+
+def _shared_packages() -> list[tuple[str, Path]]:
+    """(name, folder) of each package in _SHARED_PACKAGES that is installed, found without
+    importing it."""
+    found = []
+    for name in _SHARED_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            found.append((name, Path(list(spec.submodule_search_locations)[0]).resolve()))
+    return found
 
 
 def _mkdirs(path: Path) -> list[str]:

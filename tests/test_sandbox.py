@@ -139,18 +139,19 @@ def test_the_host_beyond_system_and_python_is_invisible(bot_dir):
     assert seen["home holds"] == way_to_python
 
 
-def test_the_bot_imports_the_arena_sdk_from_the_arena_package_only(bot_dir):
-    status, log = run_bot(bot_dir, """
-        import arena, arena.errors
+def test_the_bot_imports_the_arena_and_engine_packages_and_sees_nothing_else_of_the_repo(
+        bot_dir):
+    status, log = run_bot(bot_dir, f"""
+        import os
+        import arena, arena.errors, engine.core
         print("arena at", arena.__file__)
-        try:
-            import engine
-            print("engine importable")
-        except ImportError:
-            print("no engine")
+        print("engine at", engine.__file__)
+        print("beside them:", sorted(os.listdir({sandbox.LIB_DIR!r})))
         """)
-    assert status == 0
-    assert f"arena at {sandbox.LIB_DIR}/arena/__init__.py" in log and "no engine" in log
+    assert status == 0, log
+    assert f"arena at {sandbox.LIB_DIR}/arena/__init__.py" in log
+    assert f"engine at {sandbox.LIB_DIR}/engine/__init__.py" in log
+    assert "beside them: ['arena', 'engine']" in log  # no results, no bots, no tests
 
 
 def test_its_own_folder_is_read_only(bot_dir):
