@@ -303,15 +303,19 @@ class ProcessPool(Executor):
     """Local worker processes, each with its own bot host; matches go to whichever is free.
 
     Each worker holds at most two specs (one playing, one waiting), so a fast worker takes
-    more matches than a slow one and a killed league loses at most two per worker.
+    more matches than a slow one and a killed league loses at most two per worker. A worker
+    that dies is replaced and its specs are played again by the new one.
     """
 
     AHEAD = 2
+    MAX_RESTARTS = 5
+    """Workers that die (killed, out of memory) are replaced this many times per run."""
 
     def __init__(self, workers: int):
         if workers < 1:
             raise LeagueError(f"--workers must be at least 1, not {workers}")
         self.workers = workers
+        self.restarts = 0
 
     def run(self, plan: RunPlan, specs: Sequence[MatchSpec]) -> Iterator[FinishedMatch]:
         if not specs:
@@ -329,12 +333,9 @@ class ProcessPool(Executor):
                 index, message = inbox.get()
                 worker = workers[index]
                 if message is None:
-                    if not worker.handed:
-                        continue   # a worker that ran out of matches and stopped
-                    raise LeagueError(
-                        f"league worker {index} stopped (exit code {worker.process.wait()}) "
-                        f"with {len(worker.handed)} matches unplayed: resume the league to "
-                        "play them")
+                    if worker.handed:   # it died mid-match: a new one plays its matches
+                        workers[index] = self._replace(worker, plan, inbox, todo)
+                    continue
                 kind, payload = message
                 if kind == "error":
                     raise LeagueError(payload)
@@ -348,6 +349,25 @@ class ProcessPool(Executor):
             for worker in workers:
                 _stop(worker.process, at_once=pending > 0)
 
+    def _replace(self, dead: _Worker, plan: RunPlan, inbox: queue.SimpleQueue,
+                 todo: list[MatchSpec]) -> _Worker:
+        """A new worker in place of one that died, handed the matches the dead one held."""
+        code = dead.process.wait()
+        status = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        self.restarts += 1
+        if self.restarts > self.MAX_RESTARTS:
+            raise LeagueError(
+                f"league workers died {self.restarts} times (the last: {status}): "
+                "finished matches are stored; see the messages above, then "
+                "resume the league")
+        print(f"arena: league worker {dead.index} died ({status}); "
+              f"playing its {len(dead.handed)} unfinished matches again", file=sys.stderr)
+        todo.extend(reversed(dead.handed))   # next out of `todo`, in schedule order
+        worker = self._start(dead.index, plan, inbox)
+        for _ in range(self.AHEAD):
+            self._hand(worker, todo)
+        return worker
+
     @staticmethod
     def _start(index: int, plan: RunPlan, inbox: queue.SimpleQueue) -> _Worker:
         process = subprocess.Popen(
@@ -355,7 +375,10 @@ class ProcessPool(Executor):
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid())},
             start_new_session=True)   # Ctrl-C reaches the parent only, which stops them
-        _send(process.stdin, (index, plan))
+        try:
+            _send(process.stdin, (index, plan))
+        except OSError:
+            pass   # it died at once; its reader reports it
         threading.Thread(target=_read_results, args=(index, process.stdout, inbox),
                          name=f"arena-league-worker-{index}", daemon=True).start()
         return _Worker(index, process)
