@@ -259,13 +259,16 @@ def worker_main() -> None:
     _die_with_parent()
     if os.getppid() != int(os.environ.get("ARENA_LEAGUE_PARENT", os.getppid())):
         return   # the parent died before the line above took effect
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     # Results go to a private copy of stdout; fd 1 goes to stderr, so that nothing printed
     # by a library can corrupt the frames.
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     results = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     tasks = sys.stdin.buffer
-    worker, plan = _receive(tasks)
+    try:
+        worker, plan = _receive(tasks)
+    except EOFError:
+        return   # stopped before it began
     try:
         source = SeatSource(plan)
     except ArenaError as error:
