@@ -140,7 +140,7 @@ class BotProcess:
         try:
             self.process = sandbox.spawn(
                 list(self.spec.command), self.spec.folder, env=env,
-                bind_rw=[self.host.socket_dir], limits=self.host.limits,
+                sockets=[self.host.socket_path], limits=self.host.limits,
                 log_path=self.log_path, log_cap_bytes=self.host.log_cap_bytes,
                 unsafe=self.host.unsafe_no_sandbox)
         except sandbox.SandboxUnavailable:
