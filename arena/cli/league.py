@@ -221,6 +221,7 @@ class Progress:
         self.started = time.monotonic()
         self.last_at = self.started   # when the latest match came in: rates end there
         self.drawn_at = 0.0
+        self.leader_text, self.leader_at, self.leader_cost = "-", -math.inf, 0.0
         self.tenth = done * 10 // max(total, 1)
 
     def add(self, outcome: Outcome) -> None:
@@ -249,7 +250,18 @@ class Progress:
                 f"{rate:.1f} matches/s  ETA {eta_text}  leader {self.leader()}")
 
     def leader(self) -> str:
-        """The bot with the highest share of pairwise points so far."""
+        """The bot with the highest share of pairwise points so far.
+
+        Recounted from every outcome, so at most every second and at most a tenth of the
+        time: a long league's bar must not slow the league.
+        """
+        now = time.monotonic()
+        if now - self.leader_at >= max(1.0, 10 * self.leader_cost):
+            self.leader_text = self._count_leader()
+            self.leader_at, self.leader_cost = now, time.monotonic() - now
+        return self.leader_text
+
+    def _count_leader(self) -> str:
         pairs = pairwise_results(self.outcomes)
         if not len(pairs.score):
             return "-"
