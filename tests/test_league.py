@@ -230,14 +230,16 @@ def test_a_worker_killed_mid_league_is_replaced_and_its_matches_played_again(
     assert stored(folder) == stored(reference[0])
 
 
-def test_ctrl_c_stops_cleanly_keeping_finished_matches(reference, tmp_path, bots):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_cleanly_keeping_finished_matches(reference, tmp_path, bots,
+                                                                  stop):
     folder = tmp_path / "interrupted"
     league = start_arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 2,
                          "--out", folder)
     while league.poll() is None and not ((folder / DB_NAME).exists()
                                          and len(read_outcomes(folder)) >= 9):
         time.sleep(0.02)
-    league.send_signal(signal.SIGINT)
+    league.send_signal(stop)
     _, err = league.communicate(timeout=30)
     kept = len(read_outcomes(folder))
     assert league.returncode == 130

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import random
+import signal
 import sys
 import time
 import tomllib
@@ -189,6 +190,8 @@ def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None
     done_before = len(opened.specs) - len(opened.missing())
     bar = Progress(len(opened.specs), done_before, read_outcomes(opened.folder),
                    stream=None if quiet else sys.stderr)
+    # `kill` (SIGTERM) stops a league as cleanly as Ctrl-C does.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         run(opened, pool, fresh_bots=fresh_bots, on_match=bar.add)
     except KeyboardInterrupt:
@@ -197,10 +200,16 @@ def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None
         click.echo(f"stopped: {done} of {len(opened.specs)} matches stored in {opened.folder}; "
                    f"finish with `arena league resume {opened.folder}`", err=True)
         sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     bar.finish()
     outcomes = read_outcomes(opened.folder)
     if outcomes:
         click.echo(ladder_text(outcomes))
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 class Progress:
