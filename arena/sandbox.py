@@ -203,11 +203,16 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
 def _bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
                 limits: Limits) -> list[str]:
     """The bwrap options: namespaces, then the mounts in order (parents before children)."""
-    argv = [shutil.which("bwrap") or "bwrap",
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--hostname", "arena-bot",
-            "--die-with-parent", "--new-session",
-            "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/usr", "/usr"]
+    # setpriv (util-linux, always on Debian) makes bwrap die with the arena from its first
+    # instruction: bwrap's own --die-with-parent comes only after its start-up, and an arena
+    # killed in those milliseconds would orphan the bot.
+    setpriv = shutil.which("setpriv")
+    argv = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+    argv += [shutil.which("bwrap") or "bwrap",
+             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+             "--unshare-cgroup-try", "--hostname", "arena-bot",
+             "--die-with-parent", "--new-session",
+             "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/usr", "/usr"]
     for name in _MERGED_USR:
         host = Path("/") / name
         if host.is_symlink():

@@ -412,6 +412,24 @@ def test_the_bot_dies_with_the_arena(bot_dir, unsafe):
     assert not [pid for pid in pids if is_running(pid)]
 
 
+def test_a_bot_dies_with_an_arena_killed_while_the_sandbox_is_still_starting(bot_dir):
+    """The arena dies the instant spawn() returns, before bwrap has set up its own
+    --die-with-parent: nothing of the bot may outlive it (it would sleep for 10 minutes)."""
+    marker = f"startup-window-{os.getpid()}-{time.monotonic_ns()}"
+    arena = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import os, signal, sys
+        from arena import sandbox
+        sandbox.spawn([sys.executable, "-c", "import time; time.sleep(600)", {marker!r}],
+                      {str(bot_dir)!r}, env={{}}, log_path={str(bot_dir.parent / "log")!r})
+        os.kill(os.getpid(), signal.SIGKILL)
+        """)], timeout=60)
+    assert arena.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 5
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker) == []
+
+
 def test_a_missing_command_exits_127_with_a_log_line(bot_dir):
     log = bot_dir.parent / "bot.log"
     bot = sandbox.spawn(["no-such-bot-program"], bot_dir, env={}, log_path=log)
