@@ -75,7 +75,16 @@ class BotSpec:
     version: str   # content hash of the folder: a changed bot is a different version
 
     @classmethod
-    def load(cls, folder: str | Path) -> "BotSpec":
+    def load(cls, folder: str | Path, game_id: str | None = None) -> "BotSpec":
+        """The bot in `folder`; with `game_id`, also refuses a bot that does not play it."""
+        spec = cls._read(folder)
+        if game_id is not None and game_id not in spec.games:
+            raise ArenaError(f"bot {spec.name} ({folder}) does not play {game_id} (it plays: "
+                             f"{', '.join(spec.games)}): choose another bot or game")
+        return spec
+
+    @classmethod
+    def _read(cls, folder: str | Path) -> "BotSpec":
         folder = Path(folder).resolve()
         manifest = folder / "bot.toml"
         if not folder.is_dir():

@@ -111,10 +111,7 @@ def load_bot(source: str, game_id: str) -> BotEntry:
         raise LeagueError(f"unknown bot folder {source!r}: give a bot folder with a bot.toml "
                           f"or a built-in bot ({', '.join(strategies.NAMES)})")
     from arena.bots import BotSpec   # imported late: it brings gRPC along
-    spec = BotSpec.load(folder)
-    if game_id not in spec.games:
-        raise LeagueError(f"bot {spec.name} ({source}) does not play {game_id} (it plays: "
-                          f"{', '.join(spec.games) or 'nothing'}): leave it out of this league")
+    spec = BotSpec.load(folder, game_id)
     return BotEntry(spec.name, spec.version, str(folder.resolve()), tuple(spec.games))
 
 

@@ -61,14 +61,6 @@ def test_a_missing_folder_is_one_clear_error(tmp_path):
 
 
 # -- processes -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def host():
-    if not sandbox.available():
-        pytest.skip("bubblewrap cannot run here")
-    with BotHost() as bot_host:
-        yield bot_host
-
-
 @needs_sandbox
 def test_a_bot_process_lives_across_matches_and_goes_back_to_the_pool(host):
     spec = BotSpec.load(SAMPLE_BOTS / "random")

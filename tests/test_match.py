@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from arena import sandbox
-from arena.bots import BotHost, BotSpec
+from arena.bots import BotSpec
 from arena.clock import SeatClock, TimeControl
 from arena.match import Seat, StrategySeat, forfeit_result, play_match
 from engine import records
@@ -106,14 +106,6 @@ def test_tc_text(text, bank, increment):
 
 
 # -- real bots over gRPC -----------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def host():
-    if not sandbox.available():
-        pytest.skip("bubblewrap cannot run here")
-    with BotHost() as bot_host:
-        yield bot_host
-
-
 @needs_sandbox
 @pytest.mark.parametrize("game, players", [("mandala", 2), ("flowers-mandala", 3),
                                            ("flowers", 2)])

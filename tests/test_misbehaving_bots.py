@@ -8,7 +8,6 @@ the next match, and the good bot keeps playing with the very same process throug
 """
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import threading

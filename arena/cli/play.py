@@ -84,10 +84,7 @@ def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: boo
                          f"({', '.join(strategies.NAMES)}) or a bot folder with a bot.toml")
     from arena.bots import BotHost, BotSpec   # gRPC is imported only when a bot folder is used
 
-    spec = BotSpec.load(bot)
-    if game_id not in spec.games:
-        raise ArenaError(f"bot {spec.name} ({bot}) does not play {game_id} "
-                         f"(its games: {', '.join(spec.games)})")
+    spec = BotSpec.load(bot, game_id)
     if not hosts:
         hosts.append(stack.enter_context(BotHost(unsafe_no_sandbox=unsafe)))
     return stack.enter_context(hosts[0].seat(spec))
