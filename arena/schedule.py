@@ -16,6 +16,7 @@ so a resumed league regenerates the same list and skips the ids already stored.
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import math
@@ -65,13 +66,22 @@ def rotations(table: Sequence[str]) -> list[tuple[str, ...]]:
 
 def balanced_sample(bots: Sequence[str], size: int, count: int,
                     rng: random.Random) -> list[tuple[str, ...]]:
-    """`count` groups of `size` bots, each bot in as many groups as any other (give or take one).
+    """`count` distinct groups of `size` bots, each bot in as many groups as any other (give or
+    take one); every possible group when `count` reaches their number.
 
     Greedy: each new group takes the bots that have sat least so far (that keeps the spread of
     table counts at most one), breaking ties first by fewest earlier meetings with the bots
-    already chosen for this group, then at random; groups already drawn are avoided while
-    unused ones remain.
+    already chosen for this group, then at random, dodging groups already drawn. Groups that
+    still repeat are then made distinct by swapping bots between groups (`_distinct`). For
+    more than half of all groups, the groups left out are drawn that way instead.
     """
+    every = math.comb(len(bots), size)
+    if count >= every:
+        return list(itertools.combinations(sorted(bots), size))
+    if 2 * count > every:   # most groups: draw the few left out (as balanced) instead
+        left_out = set(map(frozenset, balanced_sample(bots, size, every - count, rng)))
+        return [group for group in itertools.combinations(sorted(bots), size)
+                if frozenset(group) not in left_out]
     seated = {bot: 0 for bot in bots}
     met: dict[frozenset, int] = {}
     drawn: set[frozenset] = set()
@@ -100,7 +110,33 @@ def balanced_sample(bots: Sequence[str], size: int, count: int,
         for pair in itertools.combinations(best_group, 2):
             met[frozenset(pair)] = met.get(frozenset(pair), 0) + 1
         groups.append(tuple(sorted(best_group)))
-    return groups
+    return _distinct(groups, rng)
+
+
+def _distinct(groups: list[tuple[str, ...]], rng: random.Random) -> list[tuple[str, ...]]:
+    """The groups with repeats removed by random swaps: a bot of a repeated group trades places
+    with a bot of another group when neither new group exists yet. A swap keeps the number of
+    groups of every bot, so the balance of the greedy draw stays exact."""
+    groups = list(groups)
+    present = collections.Counter(frozenset(group) for group in groups)
+    for _attempt in range(1000 * len(groups)):
+        repeated = [i for i, group in enumerate(groups) if present[frozenset(group)] > 1]
+        if not repeated:
+            return groups
+        i, j = rng.choice(repeated), rng.randrange(len(groups))
+        mine, theirs = rng.choice(groups[i]), rng.choice(groups[j])
+        if theirs in groups[i] or mine in groups[j]:
+            continue
+        new_i = frozenset(groups[i]) - {mine} | {theirs}
+        new_j = frozenset(groups[j]) - {theirs} | {mine}
+        if present[new_i] or present[new_j]:
+            continue
+        for old, new in ((groups[i], new_i), (groups[j], new_j)):
+            present[frozenset(old)] -= 1
+            present[new] += 1
+        groups[i], groups[j] = tuple(sorted(new_i)), tuple(sorted(new_j))
+    raise ScheduleError(f"no {len(groups)} distinct balanced tables of {len(groups[0])} found: "
+                        "choose another --tables")
 
 
 def _even(count: int, bots: int, size: int) -> int:
@@ -125,6 +161,8 @@ def tables(bots: Sequence[str], players: int, *, seed: int, gauntlet: str | None
                                 "non-empty, without spaces or any of , + : @")
     if players < 1:
         raise ScheduleError(f"a league needs at least 1 player per match, not {players}")
+    if max_tables < 1:
+        raise ScheduleError(f"--tables must be at least 1, not {max_tables}")
     if len(bots) < players:
         raise ScheduleError(
             f"{players}-player matches need at least {players} bots, the league has "

@@ -99,6 +99,25 @@ def test_a_sample_size_is_rounded_up_so_every_bot_sits_equally_often():
     assert len(set(others.values())) == 1
 
 
+@pytest.mark.parametrize("size", [3, 4])
+def test_sampled_tables_are_distinct_and_balanced_however_many_are_asked(size):
+    # Up to every possible group (where a greedy draw alone repeats groups): a repeated table
+    # would replay a match id, and a league would stop at it as "already stored".
+    for count in (5, 7, 10, 20, 30, 60):
+        for bots, gauntlet in (([f"b{i}" for i in range(6)], None),
+                               ([f"b{i}" for i in range(7)], "b0"),
+                               ([f"b{i}" for i in range(9)], None)):
+            for seed in range(3):
+                specs = expand(bots, size, 2, seed, max_tables=count, gauntlet=gauntlet)
+                assert len({spec.id for spec in specs}) == len(specs)
+                groups = [frozenset(spec.seats) for spec in specs if spec.deal_index == 0]
+                counts = collections.Counter(bot for group in set(groups) for bot in group
+                                             if bot != gauntlet)
+                assert len(groups) == size * len(set(groups)), (count, bots, seed)
+                assert len(counts) == len(bots) - (gauntlet is not None)
+                assert len(set(counts.values())) == 1, (count, bots, seed)
+
+
 def test_balanced_sample_spread_is_at_most_one():
     bots = [f"b{i}" for i in range(7)]
     groups = balanced_sample(bots, 3, 10, random.Random(4))
@@ -153,6 +172,9 @@ def test_impossible_leagues_are_refused_with_a_reason(bots, players, gauntlet, m
         expand(bots, players, deals=1, seed=0, gauntlet=gauntlet)
 
 
-def test_zero_deals_is_refused():
+def test_zero_deals_or_tables_is_refused():
     with pytest.raises(ScheduleError, match="at least 1 deal"):
         expand(BOTS, 2, deals=0, seed=0)
+    for tables in (0, -5):   # not a silent league of no matches
+        with pytest.raises(ScheduleError, match="--tables must be at least 1"):
+            expand(BOTS, 3, deals=1, seed=0, max_tables=tables)
