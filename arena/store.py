@@ -4,7 +4,7 @@ It holds the league's config, its bots (name, content-hash version, folder), and
 finished match with its full arena-record/1, timings and outcome. Each finished match is
 written in one transaction by one writer (the league's parent process), so a `kill -9`
 loses at most the matches still being played. The database runs in WAL mode, so readers
-(`read_outcomes`, `arena ladder`) can read a league while it runs.
+(`read_league`, `arena ladder`) can read a league while it runs.
 
 A marker table names the application and the schema version: a database that is not a league
 store, or of a schema this code does not know, is refused, never changed.
@@ -281,8 +281,9 @@ class Store:
                     "SELECT id, scores, ranks, end_kind FROM matches ORDER BY ord")]
 
 
-def read_outcomes(league: str | os.PathLike) -> list[Outcome]:
-    """Every stored match of a league as ratings Outcomes, in schedule order. Read-only.
+def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
+    """A league's config and every stored match as ratings Outcomes in schedule order, read
+    in one snapshot through a read-only connection (nothing is written, not even the WAL).
 
     Safe on a league that is still running (WAL: readers never block the writer).
     """
@@ -293,13 +294,21 @@ def read_outcomes(league: str | os.PathLike) -> list[Outcome]:
     conn = _connect(path, read_only=True)
     try:
         _check_ours(conn, path)
-        rows = conn.execute("SELECT id, ord, deal, seed, bots, scores, ranks, end_kind, "
-                            "forfeit_seat FROM matches ORDER BY ord").fetchall()
+        with conn:   # one read transaction: the config and the matches of one moment
+            conn.execute("BEGIN")
+            config = json.loads(conn.execute("SELECT config FROM league").fetchone()[0])
+            rows = conn.execute("SELECT id, ord, deal, seed, bots, scores, ranks, end_kind, "
+                                "forfeit_seat FROM matches ORDER BY ord").fetchall()
     except sqlite3.Error as error:
         raise StoreError(f"cannot read the league database {path}: {error}") from None
     finally:
         conn.close()
-    return [_outcome(*row) for row in rows]
+    return config, [_outcome(*row) for row in rows]
+
+
+def read_outcomes(league: str | os.PathLike) -> list[Outcome]:
+    """Every stored match of a league as ratings Outcomes, in schedule order (`read_league`)."""
+    return read_league(league)[1]
 
 
 def _outcome(match_id: str, order: int, deal: str, _seed: int, bots: str, scores: str,

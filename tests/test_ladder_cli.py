@@ -10,6 +10,7 @@ import io
 import json
 import math
 import random
+import sqlite3
 
 import pytest
 from click.testing import CliRunner, Result
@@ -138,6 +139,23 @@ def test_leagues_of_one_game_merge_into_one_ladder(tmp_path, league):
 def test_leagues_with_the_same_seed_share_their_deals(tmp_path, league):
     again = make_league(tmp_path / "again", seed=7, deals=30)
     assert json_ladder(league, again)["deals"] == 90
+
+
+def test_merged_running_leagues_replay_one_after_the_other(tmp_path, league):
+    # A running league's stored matches need not be the first of its schedule (workers finish
+    # out of order): its last stored position, not its count, is where the next one starts.
+    running = make_league(tmp_path / "running", seed=9, deals=4, stop_after=10)
+    conn = sqlite3.connect(running / "league.sqlite")
+    with conn:
+        conn.execute("DELETE FROM matches WHERE ord < 3")
+    conn.close()
+    data = json.loads(run(running, league, "--history", "--format", "json").output)
+    orders = {}
+    for series in data["history"].values():
+        for point in series:
+            orders.setdefault(point["match"].split("|")[0], set()).add(point["order"])
+    assert max(orders[str(running)]) < min(orders[str(league)])
+    assert len(orders[str(running)]) == 7 and len(orders[str(league)]) == 180
 
 
 def test_a_league_still_running_is_rated_on_what_is_stored(tmp_path):

@@ -7,7 +7,8 @@ import sqlite3
 import pytest
 
 from arena.schedule import expand
-from arena.store import (DB_NAME, BotEntry, FinishedMatch, Store, StoreError, read_outcomes)
+from arena.store import (DB_NAME, BotEntry, FinishedMatch, Store, StoreError, read_league,
+                         read_outcomes)
 
 BOTS = [BotEntry("ada", "a" * 64, "/bots/ada", ("mandala",)),
         BotEntry("bob", "b" * 64, "/bots/bob", ("mandala",))]
@@ -51,6 +52,7 @@ def test_each_finished_match_is_stored_with_its_record_and_outcome(tmp_path):
         assert [record["players"] for record in store.records()] == [["ada", "bob"],
                                                                     ["bob", "ada"]]
     outcomes = read_outcomes(tmp_path)
+    assert read_league(tmp_path) == (CONFIG, outcomes)
     assert [o.match_id for o in outcomes] == [specs[0].id, specs[1].id]   # schedule order
     first, second = outcomes
     assert first.bots == ("ada@aaaaaaaa", "bob@bbbbbbbb") and first.forfeit_seat == 1

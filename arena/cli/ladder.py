@@ -14,7 +14,7 @@ from arena.cli import main
 from arena.errors import ArenaError
 from arena.ratings import Outcome
 from arena.report import FORMATS, history_text, ladder_text
-from arena.store import Store, read_outcomes
+from arena.store import read_league
 
 
 def parse_anchor(text: str | None) -> tuple[str, float] | None:
@@ -34,20 +34,20 @@ def parse_anchor(text: str | None) -> tuple[str, float] | None:
 def read_leagues(folders: Sequence[str]) -> list[Outcome]:
     """The outcomes of every league folder, checked to be of one game and set of rules.
 
-    Deal names are prefixed by the league seed: leagues with different seeds played
-    different cards even where their deal names agree, while leagues with the same seed
-    (and game and rules) played the same deals, so their matches share clusters.
+    Deal labels name the deal's seed (`arena.schedule`), so leagues with the same seed share
+    deal clusters (they played the same cards) and others do not. Merged, match ids are
+    prefixed by their folder, and each league's matches come after the previous league's
+    in match order (running Elo replays the leagues one after the other).
     """
     outcomes: list[Outcome] = []
-    seen: dict[Path, str] = {}
-    first: tuple[str, dict] | None = None
+    seen: set[Path] = set()
+    first: tuple[str, tuple] | None = None
     for folder in folders:
         where = Path(folder).resolve()
         if where in seen:
             raise ArenaError(f"league {folder} is given twice: its matches would count double")
-        seen[where] = folder
-        with Store.open(folder) as store:
-            config = store.config()
+        seen.add(where)
+        config, stored = read_league(folder)
         # Rules are the game and its options: leagues under other rules are not comparable.
         rules = (config.get("game"), config.get("options") or {})
         if first is None:
@@ -56,13 +56,12 @@ def read_leagues(folders: Sequence[str]) -> list[Outcome]:
             raise ArenaError(
                 f"league {folder} is {_describe(rules)} but {first[0]} is "
                 f"{_describe(first[1])}: merge only leagues of the same game and options")
-        prefix = f"seed {config.get('seed')}|" if len(folders) > 1 else ""
-        offset = len(outcomes)
-        outcomes.extend(
-            dataclasses.replace(outcome, match_id=f"{folder}|{outcome.match_id}",
-                                order=offset + outcome.order, deal=prefix + outcome.deal)
-            if prefix else outcome
-            for outcome in read_outcomes(folder))
+        if len(folders) > 1:
+            offset = 1 + max((outcome.order for outcome in outcomes), default=-1)
+            stored = [dataclasses.replace(outcome, match_id=f"{folder}|{outcome.match_id}",
+                                          order=offset + outcome.order)
+                      for outcome in stored]
+        outcomes.extend(stored)
     return outcomes
 
 
