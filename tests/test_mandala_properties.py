@@ -12,7 +12,7 @@ import pytest
 
 from arena.sdk.strategies import mandala as mandala_strategy
 from arena.sdk.strategies import random_move
-from engine import registry
+from engine import records, registry
 from engine.core import IllegalMoveError
 from engine.games.mandala import COLOURS
 
@@ -126,6 +126,22 @@ def test_the_legal_moves_are_exactly_what_the_rules_allow_sorted_and_each_once()
             seen = state.observation(state.to_move())
             assert seen["to_move"] == state.to_move()
             assert state.legal_moves() == legal_by_the_rules(seen), f"seed {seed}"
+
+
+def test_the_record_of_every_random_game_replays_to_the_same_result():
+    for seed in range(2000):
+        state = GAME.new_state(2, seed=seed)
+        rng = random.Random(seed)
+        moves = []
+        while not state.is_over():
+            moves.append((state.to_move(), rng.choice(state.legal_moves())))
+            state.apply(moves[-1][1])
+        record = records.build_record(
+            game_id="mandala", options={}, players=["a", "b"], seed=seed, setup=state.setup,
+            moves=moves, result=records.normal_result(state))
+        assert records.verify(records.to_json(record)) == {
+            "ok": True, "scores": state.scores(), "ranks": state.ranks(), "end": "normal"}, \
+            f"seed {seed}"
 
 
 EVERY_MOVE = sorted(

@@ -149,6 +149,17 @@ def test_build_the_mountain_draws_only_up_to_eight_cards_in_hand():
                                   "yellow"]
 
 
+def test_build_the_mountain_draws_only_what_the_deck_still_holds():
+    state = start(hands=[ALL_SIX, ALL_SIX], deck_bottom=["purple", "purple"])
+    burn_deck(state, 2)
+    play(state, "mountain 0 yellow")            # wants 3, the deck holds 2
+    assert obs(state)["hand"] == ["black", "green", "orange", "purple", "purple", "purple",
+                                  "red"]
+    assert obs(state)["deck_size"] == 0
+    play(state, "mountain 0 yellow")            # seat 1: nothing left to draw
+    assert player(state, 1)["hand_size"] == 5
+
+
 def test_grow_your_field_plays_n_cards_of_one_colour_and_draws_nothing():
     state = start(hands=[["red", "red", "red", "yellow", "yellow", "yellow"], ALL_SIX])
     play(state, "field 1 red 3")
@@ -370,6 +381,38 @@ def test_the_game_ends_at_once_on_a_sixth_river_colour_in_the_middle_of_a_destru
     assert state.legal_moves() == []
     with pytest.raises(IllegalMoveError, match="over"):
         state.apply("take red")
+
+
+def test_the_sixth_river_colour_ends_the_game_before_the_fields_are_discarded_or_refilled():
+    # As two_destructions, but seat 0 draws a red first and lays it in its field of mandala 1,
+    # so that field is in play when the sixth colour ends the game with an empty mountain.
+    state = start(hands=[["black", "green", "orange", "red", "yellow", "yellow"],
+                         ["black", "orange", "purple", "purple", "red", "yellow"]],
+                  cups=(["black", "black"], ["green", "yellow"]), deck_top=["red"])
+    play(state, "mountain 0 orange", "mountain 0 purple", "mountain 0 red", "mountain 1 orange",
+         "field 0 yellow 1")
+    play(state, "take black", "take green", "take orange", "take purple", "take red")
+    play(state, "mountain 1 purple", "field 1 red 1", "mountain 1 yellow")
+    # Mandala 1: mountain black green orange purple yellow, seat 0's field red: complete by
+    # seat 1, and seat 0 has the larger field, so it chooses first.
+    assert (obs(state)["completed_by"], obs(state)["to_move"]) == (1, 0)
+    discard, deck = obs(state)["discard"], obs(state)["deck_size"]
+    play(state, "take green", "take black", "take purple", "take orange", "take yellow")
+    assert state.is_over() and obs(state)["end"] == "river"
+    # The mountain is empty, yet the field stays, nothing is discarded and nothing refilled.
+    assert mandala(state, 1) == ([], ["red"], [])
+    assert (obs(state)["discard"], obs(state)["deck_size"]) == (discard, deck)
+
+
+def test_a_destroyed_mandala_is_refilled_with_the_last_two_cards_and_the_game_goes_on():
+    state = start(hands=[ALL_SIX, ALL_SIX], deck_bottom=["red", "yellow"])
+    burn_deck(state, 2)
+    play(state, "field 0 orange 1", "field 0 purple 1", "field 0 red 1", "field 0 yellow 1")
+    assert (obs(state)["completed_by"], obs(state)["to_move"]) == (1, 0)
+    play(state, "take black", "take green")
+    assert not state.is_over()
+    assert mandala(state, 0) == (["red", "yellow"], [], [])
+    assert (obs(state)["deck_size"], obs(state)["phase"], obs(state)["to_move"]) == (0, "turn", 0)
 
 
 # -- end and scoring ----------------------------------------------------------------------------

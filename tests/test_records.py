@@ -164,8 +164,9 @@ def test_a_stored_result_that_differs_from_the_replay_fails_at_len_moves(good):
     assert verdict["ply"] == len(record["moves"]) and "differs" in verdict["error"]
     record = copy.deepcopy(good)
     record["result"]["ranks"] = list(reversed(record["result"]["ranks"]))
-    if record["result"]["ranks"] != good["result"]["ranks"]:
-        assert failing_ply(record) == len(record["moves"])
+    assert record["result"]["ranks"] != good["result"]["ranks"], "pick a seed without a draw"
+    verdict = verify(record)
+    assert verdict["ply"] == len(record["moves"]) and "differs" in verdict["error"]
 
 
 def forfeited(record: dict, after: int, seat: int) -> dict:
