@@ -17,8 +17,6 @@ from engine import records, registry
 from engine.core import CHANCE
 from engine.records import RecordError, exit_status, verify
 
-pytest.importorskip("engine.games.mandala", reason="game mandala is not written yet")
-
 
 def random_record(game_id: str = "mandala", players: int = 2, seed: int = 3,
                   options: dict | None = None) -> dict:
@@ -66,7 +64,6 @@ def test_a_record_holds_format_game_players_seed_setup_moves_and_result(good):
 
 
 def test_a_record_keeps_only_the_options_that_differ_from_their_defaults():
-    pytest.importorskip("engine.games.flowers", reason="game flowers is not written yet")
     game = registry.get("flowers")
     all_defaults = game.resolve_options({}, 2)
     record = random_record("flowers", 2, seed=1, options={"pile_size": 20})
@@ -233,7 +230,6 @@ def test_an_unknown_game_cannot_be_read(good):
 
 def test_an_unknown_option_key_cannot_be_read(good):
     assert "speed" in unreadable(tampered(good, options={"speed": 3}))
-    pytest.importorskip("engine.games.flowers", reason="game flowers is not written yet")
     flowers = random_record("flowers", 2, seed=2)
     assert "pile_size" in unreadable(tampered(flowers, options={"pile_size": "20"}))
 
@@ -284,7 +280,6 @@ def test_a_setup_that_is_not_a_legal_deal_cannot_be_read(good):
 
 @pytest.fixture(scope="module")
 def with_chance() -> dict:
-    pytest.importorskip("engine.games.flowers_mandala", reason="flowers-mandala not written yet")
     record = random_record("flowers-mandala", 3, seed=1)
     assert any(seat == CHANCE for seat, _ in record["moves"])
     return record

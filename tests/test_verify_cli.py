@@ -14,8 +14,6 @@ from click.testing import CliRunner
 
 from arena.cli import main
 
-pytest.importorskip("engine.games.mandala", reason="game mandala is not written yet")
-
 
 def run(*args: str, stdin: str | None = None):
     result = CliRunner().invoke(main, list(args), input=stdin)
