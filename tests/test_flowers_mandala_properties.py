@@ -2,12 +2,11 @@
 
 - cards and tiles are conserved at every ply;
 - every listed move applies, and near-miss strings that are not listed are refused;
-- games end (the longest game seen stays far below a generous bound);
+- games end (the longest game seen stays far below a generous bound) and their records
+  replay through engine/records to the same result;
 - no observation leak: two games that differ only in what a seat may not see (other hands,
   deck order, tile-stack order) give that seat identical observations all along;
 - greedy beats random clearly in every seat at every player count.
-
-Record replay is checked for every game by tests/test_conformance.py.
 """
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ import pytest
 
 from arena.sdk.strategies import random_move
 from arena.sdk.strategies.flowers_mandala import greedy
-from engine import registry
+from engine import records, registry
 from engine.core import CHANCE, IllegalMoveError
 from engine.games.flowers_mandala import COLOURS
 
@@ -174,14 +173,23 @@ def test_every_listed_move_applies_and_near_misses_are_refused():
 # -- games end ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("players", PLAYER_COUNTS)
-def test_games_end(players):
+def test_games_end_and_their_records_replay(players):
     longest = 0
     for seed in range(400):
-        state, moves = random_game(players, 50_000 + seed,
-                                   {"draw_rule": "two"} if seed % 2 else None)
+        seats = []
+        seed += 50_000
+        state, moves = random_game(players, seed,
+                                   {"draw_rule": "two"} if seed % 2 else None,
+                                   visit=lambda state: seats.append(state.to_move()))
         longest = max(longest, len(moves))
         assert state.to_move() is None and state.legal_moves() == []
         assert len(state.scores()) == players
+        record = records.build_record(
+            game_id=GAME.id, options=state.options, players=[f"p{i}" for i in range(players)],
+            seed=seed, setup=state.setup, moves=[list(entry) for entry in zip(seats, moves)],
+            result=records.normal_result(state))
+        assert records.verify(records.to_json(record)) == {
+            "ok": True, "scores": state.scores(), "ranks": state.ranks(), "end": "normal"}
     print(f"flowers-mandala {players} players: longest random game {longest} plies")
     assert longest < LONGEST_ALLOWED
 

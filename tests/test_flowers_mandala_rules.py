@@ -164,6 +164,13 @@ def test_a_new_colour_goes_face_up_a_present_one_face_down_tiles_and_face_up_car
     assert view(state)["mandalas"][0]["present"] == ["green", "grey", "red"]
 
 
+@pytest.mark.parametrize("seat", [-1, 2, "1", None])
+def test_an_observation_for_a_seat_not_in_the_match_is_refused(seat):
+    state = start([cards(grey=6), cards(red=6)])
+    with pytest.raises(ValueError, match="no seat"):
+        state.observation(seat)
+
+
 def test_face_down_cards_are_public_with_their_colour():
     state = start([cards(grey=6), cards(red=6)])
     play(state, "play 0 grey 2")

@@ -1,9 +1,9 @@
 """`flowers` properties over thousands of random games at 1 to 4 players.
 
 Cards are conserved every ply, every listed move applies, near-miss moves are refused
-without changing anything, games end, hidden cards (pile order, another seat's pile-2 card)
-never reach an observation, and greedy beats random. The longest game seen is printed with
-`pytest -s`.
+without changing anything, games end and their records replay to the same result, hidden
+cards (pile order, another seat's pile-2 card) never reach an observation, and greedy beats
+random. The longest game seen is printed with `pytest -s`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from arena.sdk.strategies import get as strategy
-from engine import registry
+from engine import records, registry
 from engine.core import IllegalMoveError
 from engine.games.flowers import SECRET_PILE
 
@@ -44,20 +44,28 @@ def cards_in_play(state) -> Counter:
 
 
 @pytest.mark.parametrize("players", [1, 2, 3, 4])
-def test_cards_are_conserved_and_games_end(players):
+def test_cards_are_conserved_games_end_and_records_replay(players):
     longest = 0
     for seed in range(300):
         setup = GAME.new_state(players, seed=seed).setup
         dealt = Counter(setup["gardens"] + [card for pile in setup["piles"] for card in pile])
         plies = 0
+        moves = []
         for state, move in random_game(players, seed):
             assert cards_in_play(state) == dealt
             plies += 1
+            if move is not None:
+                moves.append([state.to_move(), move])
             assert plies <= 2 * sum(len(pile) for pile in setup["piles"]) + 1
         longest = max(longest, plies - 1)
         assert state.is_over() and len(state.scores()) == players
         # the game ended on the turn that emptied a pile, not before, not after
         assert min(state.observation(0)["pile_sizes"]) == 0
+        record = records.build_record(
+            game_id=GAME.id, options=state.options, players=[f"p{i}" for i in range(players)],
+            seed=seed, setup=setup, moves=moves, result=records.normal_result(state))
+        assert records.verify(records.to_json(record)) == {
+            "ok": True, "scores": state.scores(), "ranks": state.ranks(), "end": "normal"}
     print(f"\nflowers {players} players: longest of 300 random games {longest} plies")
 
 

@@ -85,9 +85,11 @@ def test_pile_size_option_sets_every_pile_and_is_stored_only_when_not_default():
     assert GAME.non_default_options(GAME.new_state(2, seed=1).options) == {}
 
 
-@pytest.mark.parametrize("players, size", [(2, 36), (4, 35), (1, -1)])
-def test_pile_size_may_not_exceed_the_deck(players, size):
-    with pytest.raises(InvalidOptionError, match="pile_size"):
+@pytest.mark.parametrize("players, size, message", [
+    (2, 36, "1 to 35 with 2 players"), (4, 35, "1 to 34 with 4 players"),
+    (1, -1, r"1 to 35 with 1 player \(107 cards")])
+def test_pile_size_may_not_exceed_the_deck(players, size, message):
+    with pytest.raises(InvalidOptionError, match="pile_size must be 0 .* or " + message):
         GAME.new_state(players, {"pile_size": size}, seed=1)
 
 
@@ -214,6 +216,14 @@ def test_pile_2_stays_face_down_and_its_drawn_card_is_seen_only_by_the_drawer():
     assert {"x": 0, "y": 1, "cards": ["g4+y"]} in state.observation(1)["gardens"][0]["cells"]
     assert state.observation(1)["drawn_card"] == ""
     assert state.observation(1)["drawn_from"] == -1
+
+
+@pytest.mark.parametrize("seat", [-1, 2, "0", None])
+def test_an_observation_for_a_seat_not_in_the_match_is_refused(seat):
+    state = started(["b1", "r1"], [[], [], ["g4+y"]], 3)
+    state.apply("draw 2")
+    with pytest.raises(ValueError, match="no seat"):
+        state.observation(seat)
 
 
 def test_a_card_drawn_from_a_face_up_pile_is_seen_by_everyone():

@@ -94,7 +94,8 @@ class Flowers(Game):
         if size < 0 or PILES * size > available:
             raise InvalidOptionError(
                 f"option pile_size must be 0 (by player count) or 1 to {available // PILES} "
-                f"at {players} players ({available} cards remain for 3 piles), got {size}")
+                f"with {players} player{'s' * (players > 1)} ({available} cards remain for 3 "
+                f"piles), got {size}")
 
     def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
         deck = list(DECK)
@@ -259,6 +260,8 @@ class FlowersState(State):
 
     # -- views --------------------------------------------------------------------------------
     def observation(self, seat: int) -> dict:
+        if not (isinstance(seat, int) and 0 <= seat < self.players):
+            raise ValueError(f"flowers: no seat {seat!r} in a {self.players}-player match")
         held_visible = self.held_from != SECRET_PILE or seat == self.seat
         return {
             "seat": seat,

@@ -681,6 +681,8 @@ class FlowersMandalaState(State):
 
     # -- what a seat sees -------------------------------------------------------------------
     def observation(self, seat: int) -> dict:
+        if not (isinstance(seat, int) and 0 <= seat < self.players):
+            raise ValueError(f"flowers-mandala: no seat {seat!r} in a {self.players}-player match")
         mandala, holder, second = self.pending
         return {
             "seat": seat,
