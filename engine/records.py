@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from engine import registry
@@ -57,7 +57,6 @@ class Record:
     moves: list[tuple[int | str, str]]
     result: dict | None
     seed: int | None = None
-    extra: dict = field(default_factory=dict)   # keys readers do not know, kept as they are
 
     def start(self) -> State:
         """A fresh state at the record's starting position."""
@@ -153,12 +152,9 @@ def read(record: str | bytes | Mapping[str, Any]) -> Record:
     if not isinstance(setup, Mapping):
         raise RecordError(f"setup must be an object, not {_json_kind(setup)}")
     read_record = Record(game, list(players), resolved, copy.deepcopy(dict(setup)), moves,
-                         result, seed, {k: v for k, v in data.items() if k not in _KNOWN_KEYS})
+                         result, seed)   # keys a reader does not know are ignored
     _check_setup(read_record)
     return read_record
-
-
-_KNOWN_KEYS = frozenset(REQUIRED_KEYS) | {"seed", "result"}
 
 
 def _parse_json(text: str | bytes) -> Any:
