@@ -19,16 +19,20 @@ maximum is at infinity. Only then one virtual draw is added between every pair o
 the spirit of BayesElo's prior), so the table stays finite; `EloFit.virtual_draws` says so.
 
 **Intervals (cluster-robust, deals as clusters).** The results of a schedule are not
-independent: the two games of a seat-swapped pair share a deal, so a deal that favours one
-hand makes them pull in opposite directions, and the pairs split from one multi-player match
-(and from all rotations of its deal) are tied together by the same cards and the same
-ranking. The textbook interval (inverse Fisher information) assumes independence and is
-then too wide for paired deals, or too narrow when a deal favours the same bot in every
-seat. We use the sandwich covariance `A^-1 B A^-1 * G / (G - 1)`, where A is the Fisher
-information of the fit, B sums, over each deal, the outer product of that deal's total
-score residual per bot, and G is the number of deals. Deals are independent of each other
-by construction of the schedule, so this is consistent whatever the correlation inside a
-deal. It needs many deals (tens at least); with fewer than two, intervals are unknown (NaN).
+independent: every match on one deal is played with the same cards. The two games of a
+seat-swapped pair pull in opposite directions when the deal favours a seat; the pairs split
+from one multi-player match (and from its other rotations) share the cards and one ranking;
+and a deal that suits a bot's way of playing lifts it at every table it sits at on that deal.
+The textbook interval (inverse Fisher information) assumes independence and is then too wide
+for paired deals, or too narrow when a deal favours the same bot throughout. We use the
+sandwich covariance `A^-1 B A^-1 * G / (G - 1)`, where A is the Fisher information of the
+fit, B sums, over each deal, the outer product of that deal's total score residual per bot,
+and G is the number of deals. A deal is every match with its label (`Outcome.deal`): the
+league labels by the deal's seed, so one cluster holds all tables and seatings of a deal.
+Deals are independent of each other by construction (independent seeds), so this is
+consistent whatever the correlation inside a deal. It needs many deals (tens at least, and
+more than bots): with few, intervals come out too narrow (in simulation, 12 bots on 4 deals
+cover about 86% instead of 95%); with fewer than two, they are unknown (NaN).
 A 95% interval is +/- 1.96 standard errors of a bot's anchored rating. Two degenerate
 cases: when virtual draws were needed (see above) every deal shows the same residual, so the
 textbook covariance of the regularised fit is used instead; when every deal splits exactly
@@ -37,7 +41,7 @@ even (each seat-swapped pair 1-1), the deals show no spread at all and the inter
 **Likelihood of superiority** of bot i over bot j is `Phi((elo_i - elo_j) / sd(elo_i -
 elo_j))`, using the covariance of the two estimates (so it does not depend on the anchor).
 
-**Running Elo** replays outcomes in finish order with the classic update
+**Running Elo** replays outcomes in match order (`Outcome.order`) with the classic update
 `elo += K * (score - expected)`, K shared among the pairs a match produces, as a per-bot
 history for charts. It depends on the order; the maximum-likelihood fit does not.
 """
@@ -64,9 +68,10 @@ class Outcome:
     `bots`, `ranks` and `scores` are per seat. A bot is a label such as "greedy@1a2b3c4d"
     (name @ content hash: a changed bot is a different bot). Ranks follow the records
     contract: 1 is best, tied seats share a rank. `deal` is shared by every match played on
-    the same deal (a seat-swapped pair, all seat rotations of a deal, all bots' games of one
-    1-player deal); `order` is the match order running Elo replays (the league store gives
-    the schedule position, so a resumed league has the same history); the fit ignores it.
+    the same deal (at every table and in every seating; all bots' games of one 1-player
+    deal): the unit of the interval estimate. `order` is the match order running Elo replays
+    (the league store gives the schedule position, so a resumed league has the same
+    history); the fit ignores it.
     """
 
     match_id: str
@@ -447,7 +452,7 @@ class HistoryPoint:
 
 def running_elo(outcomes: Iterable[Outcome], k: float = 16.0,
                 start: float = 0.0) -> dict[str, list[HistoryPoint]]:
-    """Classic incremental Elo in finish order, as a history per bot.
+    """Classic incremental Elo in match order (`Outcome.order`), as a history per bot.
 
     Each match updates every pair of its seats from the ratings before the match, with K
     split over the pairs a bot takes part in, so one match moves a bot by at most K. A

@@ -48,9 +48,10 @@ class MatchSpec:
     seats: tuple[str, ...]
     """Bot names per seat."""
     deal: str
-    """Shared by the matches that replay one deal at one table (the seat rotations), and, with
-    one player, by every bot's match on that deal: what ratings pair up. Named by the deal's
-    seed, so leagues read together share a label only where they really share the deal."""
+    """The deal's seed in hex: shared by every match on that deal, at every table and in every
+    seating. Ratings take each deal as one cluster of correlated results (the same cards), and
+    compare 1-player games on it. Named by the seed, so leagues read together share a label
+    only where they really share the deal."""
 
 
 def deal_seed(league_seed: int, deal_index: int) -> int:
@@ -212,10 +213,9 @@ def expand(bots: Sequence[str], players: int, deals: int, seed: int, *,
     for deal_index in range(deals):
         seed_of_deal = deal_seed(seed, deal_index)
         for group in groups:
-            deal = (f"{seed_of_deal:016x}" if players == 1
-                    else f"{seed_of_deal:016x}:{'+'.join(sorted(group))}")
             for seats in rotations(group):
                 specs.append(MatchSpec(
                     id=f"d{deal_index:04d}:{','.join(seats)}", order=len(specs),
-                    deal_index=deal_index, seed=seed_of_deal, seats=seats, deal=deal))
+                    deal_index=deal_index, seed=seed_of_deal, seats=seats,
+                    deal=f"{seed_of_deal:016x}"))
     return specs

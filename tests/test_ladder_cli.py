@@ -72,7 +72,7 @@ def test_the_table_lists_bots_best_first_with_every_column(league):
                    "forfeits", "LOS next"):
         assert column in lines[0]
     assert "greedy (gggggggg)" in lines[2] and "random (rrrrrrrr)" in lines[4]
-    assert "95% interval, deals as clusters (90 deals)" in result.output
+    assert "95% interval, deals as clusters (30 deals)" in result.output
 
 
 def test_markdown_is_a_pipe_table(league):
@@ -98,7 +98,7 @@ def test_csv_has_one_row_per_bot_with_numbers(league):
 
 def test_json_holds_the_ladder_and_how_it_was_made(league):
     data = json_ladder(league)
-    assert data["confidence"] == 0.95 and data["anchor"] is None and data["deals"] == 90
+    assert data["confidence"] == 0.95 and data["anchor"] is None and data["deals"] == 30
     best, middle, worst = data["ladder"]
     assert (best["bot"], middle["bot"], worst["bot"]) == ("greedy", "middle", "random")
     assert best["elo"] > middle["elo"] > worst["elo"]
@@ -132,13 +132,13 @@ def test_an_anchor_pins_the_named_bot(league):
 def test_leagues_of_one_game_merge_into_one_ladder(tmp_path, league):
     other = make_league(tmp_path / "other", seed=8, deals=10)
     merged = json_ladder(league, other)
-    assert merged["deals"] == 90 + 30
+    assert merged["deals"] == 30 + 10
     assert all(row["games"] == 120 + 40 for row in merged["ladder"])
 
 
 def test_leagues_with_the_same_seed_share_their_deals(tmp_path, league):
     again = make_league(tmp_path / "again", seed=7, deals=30)
-    assert json_ladder(league, again)["deals"] == 90
+    assert json_ladder(league, again)["deals"] == 30
 
 
 def test_merged_running_leagues_replay_one_after_the_other(tmp_path, league):

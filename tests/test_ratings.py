@@ -158,12 +158,17 @@ TRUE_ELO = np.array([-300.0, -150.0, -50.0, 0.0, 120.0, 380.0])
 
 
 def coverage(players: int, deals: int, clustered: bool = True, replications: int = 100,
-             **simulation) -> float:
-    """Share of (bot, replication) whose true mean-0 rating is inside its 95% interval."""
+             per_table: bool = False, **simulation) -> float:
+    """Share of (bot, replication) whose true mean-0 rating is inside its 95% interval.
+
+    `per_table` clusters each table of a deal apart (as if its games shared no cards)."""
     inside = total = 0
     for seed in range(replications):
-        fit = fit_elo(simulate(TRUE_ELO, deals, players, seed=seed, **simulation),
-                      clustered=clustered)
+        outcomes = simulate(TRUE_ELO, deals, players, seed=seed, **simulation)
+        if per_table:
+            outcomes = [dataclasses.replace(o, deal=f"{o.deal}:{'+'.join(sorted(o.bots))}")
+                        for o in outcomes]
+        fit = fit_elo(outcomes, clustered=clustered)
         true = TRUE_ELO[[int(bot[1:]) for bot in fit.bots]]
         inside += int(np.sum(np.abs(fit.elo - (true - true.mean())) <= fit.interval()))
         total += len(fit.bots)
@@ -180,6 +185,14 @@ def test_paired_deals_with_draws_cover_the_true_ratings_at_the_stated_rate():
     assert STATED[0] <= coverage(2, 300, hand_luck=0.9) <= STATED[1]
     # Treating the paired games as independent would overstate the uncertainty.
     assert coverage(2, 300, clustered=False, hand_luck=0.9) > 0.985
+
+
+def test_a_deal_that_suits_a_bot_at_all_its_tables_is_one_cluster():
+    # A league's round robin: every pair on every deal. A bot's form on a deal lifts or sinks
+    # it at all five of its tables, so those tables are one unit of evidence, not five.
+    league = dict(round_robin=True, form=0.7, hand_luck=0.9)
+    assert STATED[0] <= coverage(2, 30, **league) <= STATED[1]
+    assert coverage(2, 30, per_table=True, **league) < 0.9
 
 
 @pytest.mark.parametrize("players,deals", [(3, 100), (4, 60)])

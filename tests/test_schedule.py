@@ -69,13 +69,15 @@ def test_deal_labels_name_the_deal_so_other_leagues_share_them_only_on_the_same_
     assert {s.deal for s in first} == {s.deal for s in expand(BOTS, 2, 1, seed=1)}
 
 
-def test_seat_rotations_of_one_table_share_a_deal_label_other_tables_do_not():
-    specs = expand(BOTS, players=2, deals=1, seed=5)
-    by_label = collections.defaultdict(list)
+@pytest.mark.parametrize("players", [1, 2, 3])
+def test_every_match_on_a_deal_shares_its_label_at_every_table(players):
+    # Ratings cluster by this label: the same cards tie a bot's games at all its tables.
+    specs = expand(BOTS, players=players, deals=3, seed=5)
+    labels = collections.defaultdict(set)
     for spec in specs:
-        by_label[spec.deal].append(spec.seats)
-    assert all(len(seatings) == 2 for seatings in by_label.values())
-    assert len(by_label) == math.comb(len(BOTS), 2)
+        labels[spec.deal_index].add(spec.deal)
+    assert all(len(found) == 1 for found in labels.values())
+    assert len(set.union(*labels.values())) == 3
 
 
 def test_too_many_groups_are_sampled_with_equal_counts_per_bot():

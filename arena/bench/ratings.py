@@ -16,8 +16,10 @@ so both the benchmark and the tests can check the fit against the truth:
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
+from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
@@ -26,13 +28,19 @@ from arena.ratings import ELO_PER_LOGIT, Outcome, fit_elo, ladder, pairwise_resu
 
 
 def simulate(true_elo: Sequence[float], deals: int, players: int = 2, *, draw_share: float = 0.4,
-             hand_luck: float = 0.5, seed: int = 0) -> list[Outcome]:
+             hand_luck: float = 0.5, round_robin: bool = False, form: float = 0.0,
+             seed: int = 0) -> list[Outcome]:
     """Outcomes of `deals` simulated deals among bots "b0", "b1", ... of the given ratings.
 
-    `draw_share` is the fraction of the closer side's winning chance turned into draws
-    (2-player games only).
+    2-player games only: `draw_share` is the fraction of the closer side's winning chance
+    turned into draws; `round_robin` plays every pair on each deal (as a league does) instead
+    of one random pair; `form` (0 to 1) is how much a deal suits some bots more than others
+    in all their games on it, at every table: a bot's form on the deal, shared by its games,
+    shifts the normal quantile behind each game's uniform U (U stays uniform, so every game
+    still follows the Elo expectation).
     """
     rng = np.random.default_rng(seed)
+    normal = NormalDist()
     strength = np.asarray(true_elo, dtype=float) / ELO_PER_LOGIT
     bots = [f"b{i}" for i in range(len(strength))]
     outcomes: list[Outcome] = []
@@ -49,18 +57,22 @@ def simulate(true_elo: Sequence[float], deals: int, players: int = 2, *, draw_sh
             for bot in range(len(strength)):
                 add([bot], [1], [finish[bot]], deal)
         elif players == 2:
-            a, b = rng.choice(len(strength), size=2, replace=False)
-            expected = 1.0 / (1.0 + math.exp(strength[b] - strength[a]))
-            draw = draw_share * 2 * min(expected, 1 - expected)
-            first_u = rng.random()
-            second_u = 1 - first_u if rng.random() < hand_luck else rng.random()
-            for seats, u in (((a, b), first_u), ((b, a), second_u)):
-                # Points of bot a: win below the first cut, draw up to the second.
-                points = (1.0 if u < expected - draw / 2
-                          else 0.5 if u < expected + draw / 2 else 0.0)
-                a_rank, b_rank = (1, 2) if points == 1 else (1, 1) if points == 0.5 else (2, 1)
-                ranks = (a_rank, b_rank) if seats[0] == a else (b_rank, a_rank)
-                add(seats, ranks, [3 - r for r in ranks], deal)
+            tables = (itertools.combinations(range(len(strength)), 2) if round_robin
+                      else [rng.choice(len(strength), size=2, replace=False)])
+            shape = rng.normal(size=len(strength)) if form else None
+            for a, b in tables:
+                expected = 1.0 / (1.0 + math.exp(strength[b] - strength[a]))
+                draw = draw_share * 2 * min(expected, 1 - expected)
+                if shape is None:
+                    first_u = rng.random()
+                    second_u = 1 - first_u if rng.random() < hand_luck else rng.random()
+                else:   # a low U wins for a: a's good form lowers both of the pair's Us
+                    shift = form * (shape[b] - shape[a]) / math.sqrt(2)
+                    first_z = rng.normal()
+                    second_z = -first_z if rng.random() < hand_luck else rng.normal()
+                    first_u, second_u = (normal.cdf(shift + math.sqrt(1 - form ** 2) * z)
+                                         for z in (first_z, second_z))
+                _add_pair(add, a, b, expected, draw, first_u, second_u, deal)
         else:
             table = rng.choice(len(strength), size=players, replace=False)
             for shift in range(players):
@@ -69,6 +81,17 @@ def simulate(true_elo: Sequence[float], deals: int, players: int = 2, *, draw_sh
                 ranks = [1 + int(np.sum(finish > f)) for f in finish]
                 add(seats, ranks, finish, deal)
     return outcomes
+
+
+def _add_pair(add, a: int, b: int, expected: float, draw: float, first_u: float,
+              second_u: float, deal: str) -> None:
+    """The seat-swapped games of a against b on one deal, from each game's uniform U."""
+    for seats, u in (((a, b), first_u), ((b, a), second_u)):
+        # Points of bot a: win below the first cut, draw up to the second.
+        points = 1.0 if u < expected - draw / 2 else 0.5 if u < expected + draw / 2 else 0.0
+        a_rank, b_rank = (1, 2) if points == 1 else (1, 1) if points == 0.5 else (2, 1)
+        ranks = (a_rank, b_rank) if seats[0] == a else (b_rank, a_rank)
+        add(seats, ranks, [3 - r for r in ranks], deal)
 
 
 def run(matches: int = 100_000, bots: int = 20, seed: int = 1) -> list[str]:
