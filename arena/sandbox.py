@@ -4,7 +4,8 @@ Knows nothing of games or gRPC. `spawn(argv, bot_dir, ...)` starts the command u
 
 - own network namespace (no network; the host's loopback listeners are unreachable), own pid,
   IPC and UTS namespaces, its own session (`--new-session`), killed with the arena
-  (`--die-with-parent`);
+  (`--die-with-parent`, and through a pipe only the arena holds, which also covers bwrap's
+  start-up);
 - visible, read-only: the system (/usr, the merged-/usr links, a few /etc files), the Python
   installation the arena runs on, the bot's folder (at `/bot`, the working directory), the
   `arena` and `engine` package directories (under `/opt/arena`, on PYTHONPATH) so bots can
@@ -181,8 +182,11 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
         if not path.exists():
             raise SandboxError(f"folder {path} to share with the bot does not exist")
     uid = None
+    # The arena holds the write end of this pipe for as long as the bot may live, and nobody
+    # else does: the wrapper in the sandbox sees its end close when the arena is gone.
+    arena_pipe = os.pipe()
     if unsafe:
-        command = _wrapper(str(_ARENA_PACKAGE.parent), limits, uid=None) + list(argv)
+        command = _wrapper(str(_ARENA_PACKAGE.parent), limits, None, arena_pipe[0]) + list(argv)
         cwd: Path | None = bot_dir
         lib = str(_ARENA_PACKAGE.parent)
     else:
@@ -193,22 +197,19 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
             for path in socket_paths + rw_dirs:
                 _grant(path, write=True, recursive=False)
         command = (_bwrap_argv(bot_dir, socket_paths, rw_dirs, limits)
-                   + _wrapper(LIB_DIR, limits, uid=uid) + list(argv))
+                   + _wrapper(LIB_DIR, limits, uid, arena_pipe[0]) + list(argv))
         cwd = None
         lib = LIB_DIR
     return SandboxedProcess(command, _bot_env(env, lib, unsafe), cwd, uid,
-                            Path(log_path), log_cap_bytes)
+                            Path(log_path), log_cap_bytes, arena_pipe)
 
 
 def _bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
                 limits: Limits) -> list[str]:
     """The bwrap options: namespaces, then the mounts in order (parents before children)."""
-    # setpriv (util-linux, always on Debian) makes bwrap die with the arena from its first
-    # instruction: bwrap's own --die-with-parent comes only after its start-up, and an arena
-    # killed in those milliseconds would orphan the bot.
-    setpriv = shutil.which("setpriv")
-    argv = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
-    argv += [shutil.which("bwrap") or "bwrap",
+    # --die-with-parent takes hold only some way into bwrap's start-up; an arena killed
+    # before that is noticed by the wrapper through the arena's pipe (see `spawn`).
+    argv = [shutil.which("bwrap") or "bwrap",
              "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
              "--unshare-cgroup-try", "--hostname", "arena-bot",
              "--die-with-parent", "--new-session",
@@ -284,13 +285,14 @@ def _outside_site_dirs() -> list[Path]:
     return found
 
 
-def _wrapper(lib: str, limits: Limits, uid: int | None) -> list[str]:
+def _wrapper(lib: str, limits: Limits, uid: int | None, arena_fd: int) -> list[str]:
     """The command that sets the limits, drops root and runs the bot (see `_run_bot`).
 
     It runs this very module in an isolated interpreter (-I -S: no site-packages, no
     PYTHONPATH), so the child side lives next to the parent side and needs no other file.
+    `arena_fd` is the read end of the arena's pipe (see `spawn`), inherited at that number.
     """
-    spec = {"rlimits": limits.rlimits(), "uid": uid, "gid": BOT_GID}
+    spec = {"rlimits": limits.rlimits(), "uid": uid, "gid": BOT_GID, "arena_fd": arena_fd}
     code = (f"import sys; sys.path.insert(0, {lib!r}); "
             "from arena.sandbox import _run_bot; _run_bot()")
     return [sys.executable, "-I", "-S", "-c", code, json.dumps(spec), "--"]
@@ -301,10 +303,13 @@ def _run_bot() -> None:
 
     Sets the limits, drops to the bot's uid, becomes a child subreaper (so every orphan of
     the bot, daemons included, stays its descendant and within reach of `kill()`), runs ARGV,
-    and when ARGV ends kills whatever it left behind, then exits with ARGV's status.
+    and when ARGV ends kills whatever it left behind, then exits with ARGV's status. When the
+    arena's pipe closes, the arena is gone (even if it died before bwrap could arrange to die
+    with it): it kills ARGV, and so the rest, at once.
     """
     import ctypes
     import resource
+    import threading
 
     spec = json.loads(sys.argv[1])
     argv = sys.argv[3:]
@@ -318,9 +323,8 @@ def _run_bot() -> None:
     PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    # Dies with its parent, and the bot with it: bwrap does this in a sandbox; this is for
-    # --unsafe-no-sandbox, where the parent is the arena itself.
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    arena_fd = spec["arena_fd"]
+    os.set_inheritable(arena_fd, False)   # the bot does not get it
     bot = os.fork()
     if bot == 0:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -329,6 +333,7 @@ def _run_bot() -> None:
         except OSError as error:
             print(f"arena sandbox: cannot run {argv[0]!r}: {error.strerror}", file=sys.stderr)
         os._exit(127)
+    threading.Thread(target=_end_with_arena, args=(arena_fd,), daemon=True).start()
     status = 0
     while True:
         try:
@@ -346,6 +351,15 @@ def _run_bot() -> None:
         os.kill(os.getpid(), os.WTERMSIG(status))
         os._exit(128 + os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _end_with_arena(arena_fd: int) -> None:
+    """In the wrapper: waits for the arena's pipe to close, then kills the wrapper's children
+    (the bot); its own main loop then kills what they leave and exits."""
+    while os.read(arena_fd, 4096):   # the arena never writes: this returns at its end
+        pass
+    for child in _children_of_self():
+        os.kill(child, signal.SIGKILL)
 
 
 def _children_of_self() -> list[int]:
@@ -452,10 +466,12 @@ class SandboxedProcess:
     """A running bot: its process tree, its limits, its log. See the module docstring."""
 
     def __init__(self, command: list[str], env: dict[str, str], cwd: Path | None,
-                 uid: int | None, log_path: Path, log_cap_bytes: int):
+                 uid: int | None, log_path: Path, log_cap_bytes: int,
+                 arena_pipe: tuple[int, int]):
         self.uid = uid
         """The bot's own uid when the arena runs as root, else None."""
         self.log_path = log_path
+        self._arena_end = arena_pipe[1]   # closed once the bot is gone (see `spawn`)
         read_end, write_end = os.pipe()
         try:
             # A bigger pipe means fewer wake-ups of the draining thread.
@@ -465,12 +481,15 @@ class SandboxedProcess:
         try:
             self._popen = subprocess.Popen(
                 command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=write_end,
-                stderr=write_end, start_new_session=True, close_fds=True)
+                stderr=write_end, start_new_session=True, close_fds=True,
+                pass_fds=(arena_pipe[0],))
         except OSError as error:
             os.close(read_end)
+            os.close(self._arena_end)
             raise SandboxError(f"cannot start bot command {command[0]!r}: {error.strerror}")
         finally:
             os.close(write_end)
+            os.close(arena_pipe[0])
         self.pid = self._popen.pid
         self._start = _stat_fields(self.pid)
         self._seen: dict[int, int] = {}  # pid -> starttime of every process seen as the bot's
@@ -547,6 +566,9 @@ class SandboxedProcess:
                     raise SandboxError(f"bot processes {sorted(alive)} survive SIGKILL")
                 time.sleep(0.002)
             self._popen.wait()
+            if self._arena_end >= 0:
+                os.close(self._arena_end)
+                self._arena_end = -1
         self._drain.join(timeout=_KILL_TIMEOUT)
 
 
