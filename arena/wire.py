@@ -17,11 +17,19 @@ from arena.clock import MoveClock, TimeControl
 from arena.v1 import arena_pb2
 
 
-def millis(seconds: float | None) -> int:
-    """Seconds to wire milliseconds; None (no limit) is 0, the wire's "none"."""
+def millis(seconds: float) -> int:
+    """Seconds (zero or more) to whole wire milliseconds."""
+    return max(0, min(2**32 - 1, round(seconds * 1000)))
+
+
+def limit_millis(seconds: float | None) -> int:
+    """A time limit in wire milliseconds, where 0 means "no such limit": None (or infinity)
+    is 0, and any real limit is at least 1, even a bank that is used up or a limit under
+    half a millisecond, so that a bot is never told it has no limit when it has almost no time.
+    """
     if seconds is None or math.isinf(seconds):
         return 0
-    return max(0, min(2**32 - 1, round(seconds * 1000)))
+    return max(1, millis(seconds))
 
 
 def observation_field(game_id: str) -> str:
@@ -47,7 +55,8 @@ def new_match_message(match_id: str, game_id: str, options: dict, seat: int, pla
         options={key: str(value) for key, value in options.items()},
         seat=seat, players=players, rng_seed=rng_seed,
         time_control=arena_pb2.TimeControl(
-            move_time_ms=millis(time_control.move_time), bank_ms=millis(time_control.bank),
+            move_time_ms=limit_millis(time_control.move_time),
+            bank_ms=limit_millis(time_control.bank),
             increment_ms=millis(time_control.increment))))
 
 
@@ -55,9 +64,9 @@ def act_message(act_id: int, match_id: str, ply: int, game_id: str, observation:
                 legal_moves: list[str], clock: MoveClock) -> arena_pb2.ArenaMessage:
     act = arena_pb2.ActRequest(
         act_id=act_id, match_id=match_id, ply=ply, legal_moves=legal_moves,
-        clock=arena_pb2.Clock(remaining_ms=millis(clock.remaining),
-                              move_limit_ms=millis(clock.move_limit),
-                              allowed_ms=millis(clock.allowed)),
+        clock=arena_pb2.Clock(remaining_ms=limit_millis(clock.remaining),
+                              move_limit_ms=limit_millis(clock.move_limit),
+                              allowed_ms=limit_millis(clock.allowed)),
         **{observation_field(game_id): observation})
     return arena_pb2.ArenaMessage(act=act)
 
