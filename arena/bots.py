@@ -38,7 +38,6 @@ import tempfile
 import threading
 import time
 import tomllib
-from collections import deque
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
@@ -327,7 +326,6 @@ class BotHost:
         self._idle: list[BotProcess] = []   # released processes, least recently used first
         self._all: set[BotProcess] = set()
         self._match_ids = itertools.count(1)
-        self.refusals: deque[str] = deque(maxlen=100)   # why connections were refused, newest last
         # One server thread per live stream plus a few for handshakes.
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_bots + 8, thread_name_prefix="arena-bot"),
@@ -347,9 +345,14 @@ class BotHost:
                     break
         return seat
 
+    def processes(self) -> list[BotProcess]:
+        """Every bot process of this host now: starting, playing or idle in the pool."""
+        with self._lock:
+            return list(self._all)
+
     def close(self) -> None:
         """Kills every bot process and stops the server."""
-        for process in list(self._all):
+        for process in self.processes():
             process.kill()
         self._server.stop(grace=None).wait(timeout=5)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
@@ -406,10 +409,6 @@ class BotHost:
             if process in self._idle:
                 self._idle.remove(process)
 
-    def _refuse(self, context: grpc.ServicerContext, code: grpc.StatusCode, why: str):
-        self.refusals.append(why)
-        context.abort(code, why)
-
 
 def _add_servicer(servicer: "_Servicer", server: grpc.Server) -> None:
     """Like the generated add_ArenaServicer_to_server, but Play takes the bot's replies as raw
@@ -434,36 +433,38 @@ class _Servicer:
     def Handshake(self, request, context):
         host = self.host
         if request.protocol_version != PROTOCOL_VERSION:
-            host._refuse(context, grpc.StatusCode.FAILED_PRECONDITION,
-                         f"protocol version {request.protocol_version} is not supported: "
-                         f"this arena speaks version {PROTOCOL_VERSION}")
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                          f"protocol version {request.protocol_version} is not supported: "
+                          f"this arena speaks version {PROTOCOL_VERSION}")
         if not request.bot_name:
-            host._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "bot_name is empty")
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "bot_name is empty")
         with host._lock:
             process = host._by_token.pop(request.token, None)   # one-time: used up here
             if process is not None:
                 host._by_session[process.session] = process
         if process is None:
-            host._refuse(context, grpc.StatusCode.UNAUTHENTICATED,
-                         "wrong or already used token: connect with the ARENA_TOKEN the "
-                         "arena started this bot with")
+            context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                          "wrong or already used token: connect with the ARENA_TOKEN the "
+                          "arena started this bot with")
         return arena_pb2.HandshakeReply(session=process.session,
                                         protocol_version=PROTOCOL_VERSION)
 
     def Play(self, request_iterator, context):
         host = self.host
         session = dict(context.invocation_metadata()).get(SESSION_METADATA, "")
-        with host._lock:
+        with host._lock:   # check and claim at once: a session gets one stream, ever
             process = host._by_session.get(session)
+            taken = process is not None and process.attached.is_set()
+            if process is not None and not taken:
+                context.add_callback(process.stream_ended)
+                process.attached.set()
         if process is None:
-            host._refuse(context, grpc.StatusCode.UNAUTHENTICATED,
-                         f"no handshake for this stream: send the session from the "
-                         f"handshake as metadata {SESSION_METADATA!r}")
-        if process.attached.is_set():
-            host._refuse(context, grpc.StatusCode.FAILED_PRECONDITION,
-                         "this session already has a stream")
-        context.add_callback(process.stream_ended)
-        process.attached.set()
+            context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                          f"no handshake for this stream: send the session from the "
+                          f"handshake as metadata {SESSION_METADATA!r}")
+        if taken:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                          "this session already has a stream")
         while (message := process.outbox.get()) is not None:
             yield message
             if message.HasField("act"):

@@ -4,7 +4,8 @@ Every bot in tests/misbehaving_bots/ plays mandala in seat 0 against the `random
 all in one BotHost (one arena), with 0.5 s per move. For each: the record names the right
 outcome and forfeit reason, none of the bot's processes survives (checked by pid), what it
 tried to reach outside its sandbox is untouched, its log stays within its cap, the arena plays
-the next match, and the good bot keeps playing with the very same process throughout.
+the next match, and the good bot keeps playing with the very same process throughout. A bot
+slow to start is held to the start-up budget, not to the move time.
 """
 from __future__ import annotations
 
@@ -49,10 +50,13 @@ def good(host):
 
 
 class ProcessWatch:
-    """Every pid a bot seat's process tree had while the match ran (polled every 10 ms)."""
+    """Every pid the process trees of a bot had while the match ran (polled every 10 ms),
+    from the moment the host starts a process, so a bot that never finishes its start-up is
+    watched too."""
 
-    def __init__(self, seat):
-        self.seat = seat
+    def __init__(self, host, spec):
+        self.host = host
+        self.spec = spec
         self.pids: set[int] = set()
         self.uids: set[int] = set()
         self._stop = threading.Event()
@@ -63,12 +67,12 @@ class ProcessWatch:
             self._look()
 
     def _look(self) -> None:
-        process = self.seat.process
-        sandboxed = process.process if process is not None else None
-        if sandboxed is not None:
-            self.pids |= sandboxed.pids()
-            if sandboxed.uid is not None:
-                self.uids.add(sandboxed.uid)
+        for process in self.host.processes():
+            sandboxed = process.process
+            if process.spec == self.spec and sandboxed is not None:
+                self.pids |= sandboxed.pids()
+                if sandboxed.uid is not None:
+                    self.uids.add(sandboxed.uid)
 
     def __enter__(self) -> "ProcessWatch":
         self._thread.start()
@@ -111,13 +115,14 @@ def play_misbehaving(host, good, folder: Path, *, time_control: TimeControl = TI
     good_pid = good_seat.process.process.pid
     spec = BotSpec.load(folder)
     seat = host.seat(spec)
-    with ProcessWatch(seat) as watch:
+    with ProcessWatch(host, spec) as watch:
         record = play_match("mandala", 2, {}, seed, [seat, good_seat], time_control)
         if seat.process is not None:
             watch._look()
             seat.process.kill()  # a bot that played on to the end: the arena's own kill
     seat.close()
 
+    assert watch.pids, f"no process of {spec.name} was seen: the check below would be empty"
     survivors = [pid for pid in watch.pids if sandbox.running(pid)]
     assert survivors == [], f"processes of {spec.name} survive: {survivors}"
     assert processes_of_uids(watch.uids) == []
@@ -177,6 +182,20 @@ def test_a_bot_that_exits_at_start_forfeits_before_any_move(host, good):
     assert (forfeit_of(record)["seat"], forfeit_of(record)["reason"]) == (0, "crash")
     assert record["moves"] == []
     assert "giving up before the handshake" in log
+
+
+def test_the_start_up_budget_is_its_own_and_the_arena_measures_it(host, good, tmp_path):
+    # 0.8 s to start: over a 0.4 s start-up budget (a forfeit on time before any move), but
+    # fine with a 5 s one although every move may take only 0.5 s.
+    folder = bot_copy(tmp_path, "slow_start", "0.8")
+    tight = TimeControl(move_time=0.5, startup=0.4)
+    record, _, _ = play_misbehaving(host, good, folder, time_control=tight)
+    assert (forfeit_of(record)["seat"], forfeit_of(record)["reason"]) == (0, "timeout")
+    assert "no handshake within the start-up budget of 0.4 s" in forfeit_of(record)["detail"]
+    assert record["moves"] == []
+    roomy = TimeControl(move_time=0.5, startup=5.0)
+    record, _, _ = play_misbehaving(host, good, folder, time_control=roomy)
+    assert record["result"]["end"] == "normal"
 
 
 def test_a_fork_bomb_times_out_and_leaves_nothing(host, good):

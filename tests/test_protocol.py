@@ -16,10 +16,10 @@ from click.testing import CliRunner
 
 from arena import sandbox
 from arena.bot_errors import BotCrashed
-from arena.bots import BotHost, BotSpec
+from arena.bots import BotSpec
 from arena.cli import main
 from arena.clock import TimeControl
-from arena.match import MatchInfo
+from arena.match import MatchInfo, StrategySeat, play_match
 from arena.v1 import arena_pb2, arena_pb2_grpc
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
@@ -27,12 +27,7 @@ pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cann
 HERE = Path(__file__).parent
 SAMPLE_BOTS = HERE.parent / "sample_bots"
 TEST_BOTS = HERE / "protocol_bots"
-
-
-@pytest.fixture(scope="module")
-def host():
-    with BotHost() as bot_host:
-        yield bot_host
+MISBEHAVING = HERE / "misbehaving_bots"
 
 
 @pytest.fixture
@@ -76,11 +71,26 @@ def test_a_handshake_without_a_bot_name_is_refused(stub):
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_a_stream_without_a_handshake_is_refused(stub):
-    stream = stub.Play(iter(()), timeout=5)
+@pytest.mark.parametrize("metadata", [(), (("arena-session", "guessed"),)])
+def test_a_stream_without_a_handshake_is_refused(stub, metadata):
+    stream = stub.Play(iter(()), metadata=metadata, timeout=5)
     with pytest.raises(grpc.RpcError) as refused:
         next(stream)
     assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "no handshake for this stream" in refused.value.details()
+
+
+def test_a_session_gets_one_stream_and_its_bot_plays_on(host, stub):
+    with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
+        seat.new_match(info())
+        second = stub.Play(iter(()), metadata=(("arena-session", seat.process.session),),
+                           timeout=5)
+        with pytest.raises(grpc.RpcError) as refused:
+            next(second)
+        assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "already has a stream" in refused.value.details()
+        record = play_match("mandala", 2, {}, 5, [seat, StrategySeat("random", "mandala")])
+        assert record["result"]["end"] == "normal"
 
 
 def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(host, stub):
@@ -92,13 +102,15 @@ def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(host, stub):
         assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
-@pytest.mark.parametrize("bot, status", [("wrong_token", "UNAUTHENTICATED"),
-                                         ("wrong_version", "FAILED_PRECONDITION")])
-def test_a_bot_refused_at_its_handshake_cannot_start(host, bot, status):
-    seat = host.seat(BotSpec.load(TEST_BOTS / bot))
+@pytest.mark.parametrize("folder, status", [
+    (MISBEHAVING / "wrong_token", "UNAUTHENTICATED: wrong or already used token"),
+    (TEST_BOTS / "wrong_version", "FAILED_PRECONDITION: protocol version 99 is not supported"),
+], ids=["wrong_token", "wrong_version"])
+def test_a_bot_refused_at_its_handshake_cannot_start(host, folder, status):
+    seat = host.seat(BotSpec.load(folder))
     with pytest.raises(BotCrashed, match="before its handshake"):
         seat.new_match(info())
-    log = (host.log_dir / f"{bot}-{seat.version}.log").read_text()
+    log = (host.log_dir / f"{seat.name}-{seat.version}.log").read_text()
     assert f"handshake refused: {status}" in log
     seat.close()
 
