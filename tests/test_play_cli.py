@@ -69,6 +69,10 @@ def test_quiet_prints_only_the_result():
      "has no option 'size'"),
     (["play", "mandala", "--tc", "ten", "--bot", "random", "--bot", "random"],
      "is not BANK+INCREMENT"),
+    (["play", "mandala", "--move-time", "-1", "--bot", "random", "--bot", "random"],
+     "move_time must be a positive number of seconds"),
+    (["play", "mandala", "--record", "/nonexistent/m.json", "--bot", "random", "--bot",
+      "random"], "folder /nonexistent does not exist"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, says):
     result = run(*args)

@@ -49,6 +49,9 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
                          "give one --bot per seat")
     options = game_obj.resolve_options(game_obj.parse_options(option_pairs), players)
     time_control = TimeControl.from_cli(move_time, tc, startup_time)
+    if record_path is not None and not record_path.parent.is_dir():   # before, not after, the match
+        raise ArenaError(f"cannot write the record to {record_path}: "
+                         f"folder {record_path.parent} does not exist")
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
     with ExitStack() as stack:
