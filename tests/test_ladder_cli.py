@@ -230,5 +230,7 @@ def test_history_prints_running_elo_after_every_match(league):
     assert final["greedy@gggggggg"] > final["middle@mmmmmmmm"] > final["random@rrrrrrrr"]
 
 
-def test_history_and_matrix_together_are_refused(league):
+def test_history_with_matrix_or_anchor_is_refused(league):
     assert_one_line_error(run(league, "--history", "--matrix"), "give one of them")
+    assert_one_line_error(run(league, "--history", "--anchor", "greedy=1500"),
+                          "give one of them")

@@ -150,6 +150,23 @@ def test_three_player_league_plays_each_deal_in_every_rotation(tmp_path, bots):
     assert {o.deal for o in outcomes if o.match_id.startswith("d0000")} == {outcomes[0].deal}
 
 
+def test_one_player_league_gives_every_bot_the_same_deals(tmp_path, bots):
+    folder = tmp_path / "solo"
+    done = arena("league", "run", "--game", "flowers", "--players", 1, "--deals", 2, "--seed", 6,
+                 *bot_flags(bots), "--out", folder, "--workers", 2, "--quiet")
+    assert "Elo" in done.stdout
+    with Store.open(folder) as store:
+        records = store.records()
+    setups = collections.defaultdict(list)
+    for record in records:
+        setups[record["seed"]].append((record["players"][0], json.dumps(record["setup"])))
+    assert len(records) == 6 and len(setups) == 2
+    for played in setups.values():   # each bot once, all from the very same cards
+        assert sorted(name for name, _ in played) == ["ann", "ben", "cat"]
+        assert len({setup for _, setup in played}) == 1
+    assert len({o.deal for o in read_outcomes(folder)}) == 2
+
+
 # -- determinism and the store under concurrent workers --------------------------------------
 
 def test_same_seed_gives_identical_stored_results_on_one_or_two_workers(reference, tmp_path,

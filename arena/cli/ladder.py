@@ -92,6 +92,9 @@ def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
     """
     if matrix and history:
         raise ArenaError("--matrix and --history are two different tables: give one of them")
+    if history and anchor is not None:
+        raise ArenaError("--anchor sets the scale of the ladder; running Elo (--history) "
+                         "starts every bot at 0: give one of them")
     anchor_pair = parse_anchor(anchor)
     outcomes = read_leagues(leagues)
     if history:
