@@ -273,17 +273,10 @@ class Store:
         return [json.loads(row[0]) for row in
                 self.conn.execute("SELECT record FROM matches ORDER BY ord")]
 
-    def results(self) -> list[tuple[str, list, list, str]]:
-        """(match id, scores, ranks, end) per stored match in schedule order: what
-        determinism compares (records also hold timings, which differ run to run)."""
-        return [(match_id, json.loads(scores), json.loads(ranks), end) for
-                match_id, scores, ranks, end in self.conn.execute(
-                    "SELECT id, scores, ranks, end_kind FROM matches ORDER BY ord")]
-
 
 def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
     """A league's config and every stored match as ratings Outcomes in schedule order, read
-    in one snapshot through a read-only connection (nothing is written, not even the WAL).
+    in one snapshot through a read-only connection (it never changes the database).
 
     Safe on a league that is still running (WAL: readers never block the writer).
     """
