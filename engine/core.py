@@ -110,17 +110,20 @@ class Game(ABC):
     has_chance: ClassVar[bool] = False
 
     # -- options ----------------------------------------------------------------------------
+    def option(self, key: str) -> Option:
+        """The option named `key`; InvalidOptionError naming the game's options if none."""
+        for opt in self.options:
+            if opt.key == key:
+                return opt
+        names = ", ".join(opt.key for opt in self.options) or "none"
+        raise InvalidOptionError(f"game {self.id} has no option {key!r} (its options: {names})")
+
     def resolve_options(self, options: Mapping[str, Any] | None, players: int) -> dict[str, Any]:
         """All options with defaults filled in; raises InvalidOptionError or PlayerCountError."""
         self.check_players(players)
-        known = {opt.key: opt for opt in self.options}
         resolved = {opt.key: opt.default for opt in self.options}
         for key, value in (options or {}).items():
-            if key not in known:
-                names = ", ".join(known) or "none"
-                raise InvalidOptionError(
-                    f"game {self.id} has no option {key!r} (its options: {names})")
-            resolved[key] = known[key].check(value)
+            resolved[key] = self.option(key).check(value)
         self.check_options(resolved, players)
         return resolved
 
@@ -131,17 +134,12 @@ class Game(ABC):
 
     def parse_options(self, pairs: Sequence[str]) -> dict[str, Any]:
         """`["KEY=VALUE", ...]` from the command line to typed values (not yet checked)."""
-        known = {opt.key: opt for opt in self.options}
         parsed: dict[str, Any] = {}
         for pair in pairs:
             key, sep, text = pair.partition("=")
             if not sep:
                 raise InvalidOptionError(f"option {pair!r} is not KEY=VALUE")
-            if key not in known:
-                names = ", ".join(known) or "none"
-                raise InvalidOptionError(
-                    f"game {self.id} has no option {key!r} (its options: {names})")
-            parsed[key] = known[key].parse(text)
+            parsed[key] = self.option(key).parse(text)
         return parsed
 
     def check_players(self, players: int) -> None:
