@@ -302,6 +302,24 @@ def test_draw_rule_two_reshuffles_only_when_a_card_is_needed():
     assert hand_sizes(state) == [3 - 1 + 2 + 2, 8]
 
 
+def test_a_reshuffle_is_a_chance_move_even_when_its_outcome_is_forced():
+    """Four players, every card dealt. Seat 0 holds mandala 0 with one orange card; the three
+    others each add one face-up card, seat 3 completes: a three-way tie for second, so seat 0
+    takes both tiles and discards its orange alone. Its next single card must draw."""
+    state = start([cards(orange=1, green=1, grey=1), cards(purple=1, green=1, grey=1),
+                   cards(red=1, orange=1, purple=1), cards(yellow=2, red=1)],
+                  {"cards_per_colour": 2})
+    play(state, "play 0 orange 1", "play 0 purple 1", "play 0 red 1", "play 0 yellow 1")
+    assert tableau(state, 0)[0] == ["green:1", "grey:1"] and view(state)["discard"] == ["orange"]
+    assert state.to_move() == 0 and hand_sizes(state) == [2, 3, 3, 3]
+    play(state, "play 1 green 1")
+    assert state.to_move() == CHANCE and state.legal_moves() == []
+    assert state.sample_chance(random.Random(1)) == "deck orange"
+    play(state, "deck orange")
+    assert view(state, 0)["hand"] == ["grey", "orange"] and state.to_move() == 1
+    assert view(state)["deck_size"] == 0 and view(state)["discard"] == []
+
+
 def test_drawing_stops_when_deck_and_discard_pile_are_both_empty():
     for rule in ("up-to-4", "two"):
         state = start([cards(green=1, grey=1, orange=1), cards(purple=1, red=1, yellow=1)],
@@ -573,6 +591,16 @@ def test_when_every_player_passes_in_a_row_all_three_mandalas_are_destroyed(rule
     assert tableau(state, 0)[0] == ["orange:2", "purple:2", "yellow:3"]
     assert state.scores() == [7, 5] and state.ranks() == [1, 2]
     assert view(state, 0)["hand"] == ["grey"], "seat 0's face-down grey came back to hand"
+
+
+def test_the_end_of_game_destructions_follow_the_drawn_order():
+    state = _all_play_and_pass({})
+    play(state, "pass", "pass", "order 2 0 1")
+    seen = view(state)
+    assert (state.to_move(), seen["destroying"], seen["end_order"]) == (1, 2, [0, 1])
+    assert all(t["singles"] == [] for t in seen["tableaus"]), "mandala 2 is destroyed first"
+    play(state, "tile dark")
+    assert state.is_over() and state.scores() == [7, 5]
 
 
 def test_tie_on_points_more_cards_in_hand_wins():

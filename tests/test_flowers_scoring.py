@@ -54,6 +54,8 @@ HAND_SCORED = [
      "r2 g2", 0, 0, [], 0),
     ("three 2s are all removed, a lone 2 too",
      "r2 g2 b2 y1 y2", -4, 4, [], 0),
+    ("two 2s split by a 1 are both removed",
+     "r2 b1 g2", -2, 2, [], 0),
     ("a 1 orthogonally next to another 1 removes both",
      "r1 g1", -2, 2, [], 0),
     ("a 1 diagonal to another 1 is alone: both kept",
