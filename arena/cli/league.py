@@ -59,9 +59,28 @@ def _workers_option(command):
     command = click.option("--fresh-bots", is_flag=True,
                            help="Start new bot processes for every match (strict isolation; "
                                 "slower).")(command)
+    command = click.option("--ray-address", default=None, metavar="ADDRESS",
+                           help="With --executor ray: join this running Ray cluster "
+                                "(default: start a local one for the run).")(command)
+    command = click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+                           show_default=True,
+                           help="Where workers run: local processes, or Ray actors (across "
+                                "machines; needs pip install 'arena[ray]').")(command)
     return click.option("--workers", type=int, default=None,
                         help="Matches played at once, each worker with its own bots "
-                             "(default: the machine's cores).")(command)
+                             "(default: the machine's cores; with Ray, the cluster's CPUs)."
+                        )(command)
+
+
+def _executor(workers: int | None, executor: str, ray_address: str | None) -> Executor:
+    if ray_address is not None and executor != "ray":
+        raise LeagueError("--ray-address needs --executor ray")
+    if executor == "ray":
+        from arena.ray_pool import RayPool   # Ray is optional and slow to import
+        pool = RayPool(workers, ray_address)
+        pool.connect()
+        return pool
+    return ProcessPool(default_workers() if workers is None else workers)
 
 
 @league.command("run")
@@ -95,7 +114,7 @@ def _workers_option(command):
 @_workers_option
 def run_command(config_path, bots, game, option_pairs, players, deals, seed, move_time, tc,
                 startup_time, gauntlet, tables, name, out, unsafe_no_sandbox, workers,
-                fresh_bots, quiet):
+                executor, ray_address, fresh_bots, quiet):
     """Run a new league and print its ladder."""
     settings = _read_config(config_path) if config_path else {}
     flags = {"game": game, "players": players, "deals": deals, "seed": seed,
@@ -107,7 +126,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
         settings["seed"] = random.SystemRandom().randrange(2 ** 31)
     config = _league_config(settings, option_pairs)
     # Every check before the league folder is created: nothing to clean up on bad input.
-    pool = ProcessPool(default_workers() if workers is None else workers)
+    pool = _executor(workers, executor, ray_address)
     if out is None:
         name = settings.get("name") or (
             f"{config.game}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}")
@@ -125,9 +144,9 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
 @league.command("resume")
 @click.argument("folder", type=click.Path(path_type=Path))
 @_workers_option
-def resume_command(folder, workers, fresh_bots, quiet):
+def resume_command(folder, workers, executor, ray_address, fresh_bots, quiet):
     """Finish a stopped or killed league (results/NAME): plays only the missing matches."""
-    pool = ProcessPool(default_workers() if workers is None else workers)
+    pool = _executor(workers, executor, ray_address)
     with resume_league(folder) as opened:
         if not quiet:
             click.echo(f"league {folder}: {len(opened.missing())} of {len(opened.specs)} "
