@@ -43,6 +43,7 @@ def test_bench_engine_json_gives_positive_figures_per_player_count(game_id):
         [(game_id, n) for n in range(game.min_players, game.max_players + 1)]
     for row in report["results"]:
         assert row["games"] >= 1 and row["plies"] > 0 and row["seconds"] > 0
+        assert 0 < row["cpu_seconds"] <= row["seconds"] + 0.05
         assert row["plies_per_second"] > 0 and row["games_per_second"] > 0
         assert (row["target_plies_per_second"] is None) == (row["meets_target"] is None)
 

@@ -17,7 +17,10 @@ from arena.cli import bench
               help="Only this game (repeatable); default: every registered game.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> None:
-    """Random-playout speed: plies and games per second on one core, next to the targets."""
+    """Random-playout speed: plies and games per second on one core, next to the targets.
+
+    Rates are per CPU second of the playouts, so other load on the machine barely moves them.
+    """
     configs = engine_bench.configurations(list(game_ids))
     figures = [engine_bench.measure(game_id, players, seconds) for game_id, players in configs]
     if as_json:
