@@ -261,6 +261,10 @@ class Store:
             self.conn.execute("ROLLBACK")
             raise StoreError(f"match {spec.id} is already stored in {self.path}: two runs of "
                              "one league at once?") from None
+        except BaseException:   # Ctrl-C mid-transaction: this handle must not see the row
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
         return _outcome(*row[:10])
 
     def bots_by_name(self) -> dict[str, BotEntry]:

@@ -69,6 +69,35 @@ def test_a_match_cannot_be_stored_twice(tmp_path):
         assert store.progress() == (1, 4)
 
 
+class InterruptedAtCommit:
+    """A connection on which Ctrl-C lands just before the commit of a match."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def execute(self, sql, *args):
+        if sql == "COMMIT":
+            raise KeyboardInterrupt
+        return self.conn.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+
+def test_ctrl_c_before_the_commit_leaves_the_match_out_everywhere(tmp_path):
+    # The league counts what is stored on its own handle when it stops: that count must
+    # agree with what a reader (and a resume) will find.
+    spec = expand(["ada", "bob"], players=2, deals=1, seed=7)[0]
+    with new_store(tmp_path) as store:
+        real, store.conn = store.conn, InterruptedAtCommit(store.conn)
+        with pytest.raises(KeyboardInterrupt):
+            store.add_match(finished(spec))
+        store.conn = real
+        assert not real.in_transaction and store.progress() == (0, 4)
+        store.add_match(finished(spec))   # resumed: played again, stored once
+    assert [o.match_id for o in read_outcomes(tmp_path)] == [spec.id]
+
+
 def test_a_folder_holding_a_league_is_refused_and_left_alone(tmp_path):
     with new_store(tmp_path) as store:
         store.add_match(finished(expand(["ada", "bob"], 2, 1, seed=7)[0]))
