@@ -69,6 +69,7 @@ repository root with its results and bots."""
 _ETC_FILES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime")
 _MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _KILL_TIMEOUT = 5.0
+_LOG_CHUNK = 64 * 1024
 _TRUNCATION_NOTE = "\n[arena: log truncated at {cap} bytes; later output discarded]\n"
 
 
@@ -573,21 +574,27 @@ class SandboxedProcess:
 
 
 def _drain(read_end: int, log_path: Path, cap: int) -> None:
-    """Copies the bot's output into the log up to `cap` bytes (counting what the log already
-    holds), adds one truncation note, then discards the rest until the pipe closes."""
+    """Copies the bot's output into the log while the log holds less than `cap` bytes, adds
+    one truncation note, then discards the rest until the pipe closes.
+
+    Other processes of the same bot (the same bot in two seats, other league workers) may
+    append to the same log at the same time, so its size is read again before every chunk:
+    together they overshoot the cap by at most a chunk each, not by a cap each.
+    """
+    note = _TRUNCATION_NOTE.format(cap=cap).encode()
     try:
         with open(log_path, "ab") as log:
-            already_noted = log.tell() > cap  # an earlier run of this bot filled the log
-            room = cap - log.tell()
-            while room > 0:
-                chunk = os.read(read_end, min(room, MiB))
+            size = os.fstat(log.fileno()).st_size
+            already_noted = size > cap  # an earlier run of this bot filled the log
+            while size < cap:
+                chunk = os.read(read_end, min(cap - size, _LOG_CHUNK))
                 if not chunk:
                     return
                 log.write(chunk)
                 log.flush()
-                room -= len(chunk)
-            if not already_noted:
-                log.write(_TRUNCATION_NOTE.format(cap=cap).encode())
+                size = os.fstat(log.fileno()).st_size
+            if not already_noted and size < cap + len(note):   # nobody else noted it
+                log.write(note)
                 log.flush()
         _discard_all(read_end)
     finally:

@@ -366,6 +366,27 @@ def test_a_1_gib_stderr_flood_keeps_the_log_within_its_cap(bot_dir):
     assert elapsed < 30
 
 
+def test_two_processes_flooding_one_log_keep_it_near_its_cap(bot_dir):
+    """Two processes of one bot share its log (same bot in two seats, or two league
+    workers): together they may pass the cap by a read chunk each, never by a cap each."""
+    cap = 256 * 1024
+    code = """
+        import os
+        block = b"x" * (1 << 20)
+        for _ in range(64):
+            os.write(2, block)
+        """
+    bots = [start_bot(bot_dir, code, log_cap_bytes=cap)[0] for _ in range(2)]
+    try:
+        assert [bot.wait(60) for bot in bots] == [0, 0]
+    finally:
+        for bot in bots:
+            bot.kill()
+    log = (bot_dir.parent / "bot.log").read_bytes()
+    assert cap <= len(log) <= cap + sandbox._LOG_CHUNK + 200
+    assert log.count(b"log truncated") <= 1
+
+
 def test_a_log_already_full_stays_full(bot_dir):
     log = bot_dir.parent / "bot.log"
     log.write_bytes(b"y" * 2000)
