@@ -36,12 +36,12 @@ class TimeControl:
     margin: float = DEFAULT_MARGIN               # transport slack on top of every deadline
 
     def __post_init__(self) -> None:
-        for name in ("move_time", "bank"):
+        for name in ("move_time", "bank", "startup"):   # none of these can be 0 and work
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise TimeControlError(f"{name} must be a positive number of seconds, "
                                        f"got {value!r}")
-        for name in ("increment", "startup", "margin"):
+        for name in ("increment", "margin"):
             value = getattr(self, name)
             if not (value >= 0 and math.isfinite(value)):
                 raise TimeControlError(f"{name} must be zero or more seconds, got {value!r}")

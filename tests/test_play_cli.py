@@ -71,6 +71,8 @@ def test_quiet_prints_only_the_result():
      "is not BANK+INCREMENT"),
     (["play", "mandala", "--move-time", "-1", "--bot", "random", "--bot", "random"],
      "move_time must be a positive number of seconds"),
+    (["play", "mandala", "--startup-time", "0", "--bot", "random", "--bot", "random"],
+     "startup must be a positive number of seconds"),
     (["play", "mandala", "--record", "/nonexistent/m.json", "--bot", "random", "--bot",
       "random"], "folder /nonexistent does not exist"),
 ])
