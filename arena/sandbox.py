@@ -9,10 +9,11 @@ Knows nothing of games or gRPC. `spawn(argv, bot_dir, ...)` starts the command u
 - visible, read-only: the system (/usr, the merged-/usr links, a few /etc files), the Python
   installation the arena runs on, the bot's folder (at `/bot`, the working directory), the
   `arena` and `engine` package directories (under `/opt/arena`, on PYTHONPATH) so bots can
-  import `arena.sdk`, `arena.v1` and the rules the SDK's strategies use, and the `sockets` (Unix sockets such as the arena's, each alone,
-  at its host path: connecting needs no write access to the mount); visible, writable: a
-  private size-capped tmpfs at `/tmp` (also HOME) and any `bind_rw` folders, at their host
-  paths. Nothing else of the host: no other bot, no results, no home, no repository root.
+  import `arena.sdk`, `arena.v1` and the rules the SDK's strategies use, and the `sockets`
+  (Unix sockets such as the arena's, each alone, at its host path: connecting needs no write
+  access to the mount); visible, writable: a private size-capped tmpfs at `/tmp` (also
+  HOME) and any `bind_rw` folders, at their host paths. Nothing else of the host: no other
+  bot, no results, no home, no repository root.
 - resource limits (`Limits`) set with `resource.setrlimit` by a small wrapper that runs
   inside the sandbox just before the bot's command. When the arena runs as root it also
   drops the bot to a fresh unprivileged uid: the kernel does not enforce RLIMIT_NPROC for
