@@ -343,6 +343,15 @@ def test_any_executor_can_play_the_matches_of_a_league(tmp_path):
     assert stored(tmp_path / "a") == stored(tmp_path / "b")
 
 
+def test_bench_league_reports_both_worker_counts_against_the_targets():
+    done = arena("bench", "league", "--deals", 1, "--repeats", 1)
+    rows = [line.split() for line in done.stdout.splitlines()
+            if line.split()[:1] in (["1"], ["2"])]   # the table's rows: workers first
+    assert [(row[0], row[1], row[-1]) for row in rows] == [("1", "12", "0"), ("2", "12", "0")]
+    assert "matches/s with 1 worker" in done.stdout and "speed-up with 2 workers" in done.stdout
+    assert "target >= 1.7x" in done.stdout and "target >= 10" in done.stdout
+
+
 # -- bad input: one line, non-zero exit, nothing overwritten ----------------------------------
 
 def assert_refused(done: subprocess.CompletedProcess, message: str) -> None:

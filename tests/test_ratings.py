@@ -325,3 +325,19 @@ def test_at_the_maximum_each_bot_is_expected_to_score_what_it_scored(results):
             actual += 0.5 * (len(fit.bots) - 1)
             predicted += sum(expected(bot, other) for other in fit.bots if other != bot)
         assert predicted == pytest.approx(actual, abs=1e-6)
+
+
+# -- the benchmark ------------------------------------------------------------------------------
+
+def test_bench_ratings_reports_the_timed_steps_and_the_truth_it_recovers():
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    result = CliRunner().invoke(main, ["bench", "ratings", "--matches", "4000", "--bots", "6"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "ratings: 4000 matches among 6 bots, 2000 deals"
+    seconds = float(next(line for line in lines if "split + fit + intervals" in line).split()[5])
+    assert 0 < seconds < 60 and "(target < 2 s)" in result.output
+    inside, bots = lines[-1].split()[-1].split("/")
+    assert bots == "6" and int(inside) >= 4

@@ -1,8 +1,7 @@
 """League throughput: matches per second of a 4-bot mandala league, 1 worker against 2.
 
 The bots are the sample bots, sandboxed, two copies each of `random` and `greedy` under
-other names (the league needs distinct names); when greedy cannot play mandala yet, four
-copies of `random`. Each run is a whole fresh league (worker start-up, bot start-up, every
+other names (the league needs distinct names). Each run is a whole fresh league (worker start-up, bot start-up, every
 database commit), timed from the first worker's start to the last commit; the same league
 seed on all, so all play the same matches. The runs alternate, 1 worker then 2, three
 times: the best of each is compared (other work on the machine only ever slows a run).
@@ -18,9 +17,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from arena.errors import ArenaError
 from arena.league import LeagueConfig, ProcessPool, run, start_league
 from arena.ratings import Outcome
-from arena.sdk import strategies
 
 SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
 TARGET_SPEEDUP = 1.7
@@ -49,11 +48,7 @@ class Figure:
 
 def _bot_copies(where: Path) -> tuple[list[Path], str]:
     """Four bot folders with distinct names, and a note of what they are."""
-    try:
-        strategies.get("greedy", "mandala")
-        kinds = ["random", "random", "greedy", "greedy"]
-    except (LookupError, ImportError):
-        kinds = ["random"] * 4
+    kinds = ["random", "random", "greedy", "greedy"]
     folders = []
     for index, kind in enumerate(kinds):
         folder = where / f"{kind}-{index}"
@@ -82,6 +77,8 @@ def measure(deals: int = 20, move_time: float = 1.0, repeats: int = 3,
             seed: int = 1) -> tuple[list[list[Figure]], str]:
     """Plays the league `repeats` times with 1 and with 2 workers, alternating (so load from
     other work falls on both alike); returns the figures per run and the bots used."""
+    if repeats < 1:
+        raise ArenaError(f"--repeats must be at least 1, not {repeats}")
     runs: list[list[Figure]] = [[], []]
     with tempfile.TemporaryDirectory(prefix="arena-bench-league-") as temp:
         folders, bots = _bot_copies(Path(temp))

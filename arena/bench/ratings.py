@@ -117,5 +117,5 @@ def run(matches: int = 100_000, bots: int = 20, seed: int = 1) -> list[str]:
         f"  Elo fit + 95% intervals      {fitted - split:7.3f} s",
         f"  split + fit + intervals      {fitted - started:7.3f} s   (target < 2 s)",
         f"  ladder from scratch (+ LOS)  {whole - fitted:7.3f} s",
-        f"  true rating inside interval  {int(inside.sum())}/{bots}",
+        f"  true rating inside interval  {int(inside.sum())}/{len(fit.bots)}",
     ]
