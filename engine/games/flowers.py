@@ -260,7 +260,7 @@ class FlowersState(State):
 
     # -- views --------------------------------------------------------------------------------
     def observation(self, seat: int) -> dict:
-        if not (isinstance(seat, int) and 0 <= seat < self.players):
+        if seat not in range(self.players):
             raise ValueError(f"flowers: no seat {seat!r} in a {self.players}-player match")
         held_visible = self.held_from != SECRET_PILE or seat == self.seat
         return {

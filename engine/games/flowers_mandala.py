@@ -505,8 +505,7 @@ class FlowersMandalaState(State):
         self.deck = [COLOUR_INDEX[card] for card in reversed(parts[1:])]
         self.discard = [0] * len(COLOURS)
         self.discard_total = 0
-        self.phase = PLAY
-        self.mover = self.turn
+        self._set_phase(PLAY)
         self._finish_turn()
 
     def _check_claim(self, seat: int, mandala: int) -> None:
@@ -681,7 +680,7 @@ class FlowersMandalaState(State):
 
     # -- what a seat sees -------------------------------------------------------------------
     def observation(self, seat: int) -> dict:
-        if not (isinstance(seat, int) and 0 <= seat < self.players):
+        if seat not in range(self.players):
             raise ValueError(f"flowers-mandala: no seat {seat!r} in a {self.players}-player match")
         mandala, holder, second = self.pending
         return {
