@@ -266,8 +266,10 @@ class BotSeat(Seat):
                              f"(its games: {', '.join(self.spec.games)})")
         self.info = info
         self.match_id = self.host._next_match_id()
-        if self.process is None or not self.process.alive():
+        if self.process is not None and not self.process.alive():
+            self.process.kill()   # crashed or hung up since: end what may be left of it
             self.process = None
+        if self.process is None:
             self.process = self.host._start(self.spec, info.time_control.startup)
         self.process.send(wire.new_match_message(
             self.match_id, info.game_id, info.options, info.seat, info.players,
@@ -456,7 +458,8 @@ class _Servicer:
             process = host._by_session.get(session)
             taken = process is not None and process.attached.is_set()
             if process is not None and not taken:
-                context.add_callback(process.stream_ended)
+                if not context.add_callback(process.stream_ended):
+                    process.stream_ended()   # the call is over already
                 process.attached.set()
         if process is None:
             context.abort(grpc.StatusCode.UNAUTHENTICATED,

@@ -5,6 +5,7 @@ Real sample bots in the real bubblewrap sandbox over real gRPC.
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,20 @@ def test_a_crash_forfeits_and_the_bot_is_restarted_for_its_next_match(host):
     assert (forfeit["seat"], forfeit["reason"]) == (0, "crash")
     assert "exited with status 3" in forfeit["detail"] and "ply 0" in forfeit["detail"]
     assert played["result"]["end"] == "normal"
+
+
+@needs_sandbox
+def test_a_bot_that_hung_up_between_matches_is_ended_and_restarted(host):
+    with host.seat(BotSpec.load(TEST_BOTS / "hangs_up")) as seat:
+        first = play_match("mandala", 2, {}, 8, [seat, random_builtin()])
+        lingering = seat.process.process
+        deadline = time.monotonic() + 10
+        while seat.process.alive() and time.monotonic() < deadline:   # its hang-up arrives
+            time.sleep(0.01)
+        second = play_match("mandala", 2, {}, 9, [random_builtin(), seat])
+        assert seat.process.process.pid != lingering.pid
+    assert lingering.pids() == set() and not sandbox.running(lingering.pid)
+    assert first["result"]["end"] == second["result"]["end"] == "normal"
 
 
 @needs_sandbox
