@@ -77,6 +77,21 @@ def test_a_stored_result_that_differs_reports_len_moves_and_exit_1(played, write
     assert (result.exit_code, lines(result)[0]["ply"]) == (1, len(played["moves"]))
 
 
+def test_a_forfeited_match_verifies_up_to_its_last_move_with_exit_0(played, write):
+    forfeit = {"seat": played["moves"][12][0], "reason": "timeout"}
+    result_dict = {"scores": [1, 1], "ranks": [1, 1], "end": "forfeit", "forfeit": forfeit}
+    result_dict["scores"][forfeit["seat"]], result_dict["ranks"][forfeit["seat"]] = 0, 2
+    record = changed(played, moves=played["moves"][:12], result=result_dict)
+    result = run("verify", write("forfeit.json", record))
+    assert result.exit_code == 0
+    assert lines(result) == [{"ok": True, "scores": result_dict["scores"],
+                              "ranks": result_dict["ranks"], "end": "forfeit",
+                              "forfeit": forfeit}]
+    record["moves"][5][1] = "pass"              # an illegal move before the forfeit still fails
+    result = run("verify", write("forfeit-bad.json", record))
+    assert (result.exit_code, lines(result)[0]["ply"]) == (1, 5)
+
+
 @pytest.mark.parametrize("name,content,says", [
     ("not-json.json", "this is not json", "not JSON"),
     ("format.json", {"format": "arena-record/0"}, "format"),
