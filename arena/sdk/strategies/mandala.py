@@ -1,11 +1,14 @@
 """Greedy for `mandala`: a one-ply heuristic that reads only the observation and legal moves.
 
 The idea: points come from destructions, so every move is scored by how it changes the
-expected outcome of the destructions it touches. A destruction is estimated by letting both
-players pick greedily in turn from the mountain (`_destruction_gain`: my points minus the
-opponent's); a mandala not yet complete counts at half weight, with the first chooser
-decided by the current field majority. On top come small terms: drawing cards is good,
-spending cards into a field costs a little, discarding is a last resort.
+expected outcome of the destructions it touches. A destruction is estimated crudely, by
+letting its first chooser take the whole mountain colour by colour in greedy order
+(`destruction_gain`: positive when I choose first, negative when the opponent does), which
+values first choice highly; letting the players alternate instead made a weaker bot (it
+won 37% of 800 games against this one). A mandala not yet complete counts at half weight,
+with the first chooser decided by the current field majority. On top come small terms:
+drawing cards is good, spending cards into a field costs a little, discarding is a last
+resort.
 """
 from __future__ import annotations
 
@@ -74,7 +77,8 @@ class _View:
         return best
 
     def destruction_gain(self, mountain: list[int], first: int) -> float:
-        """My points minus the opponent's if this mountain is taken in turns from `first`."""
+        """The points `first` gets by taking this whole mountain greedily: + for me, - for
+        the opponent (see the module docstring)."""
         key = (first, *mountain)
         if key not in self._gains:
             self._gains[key] = self._simulate_takes(mountain[:], first)
@@ -82,17 +86,16 @@ class _View:
 
     def _simulate_takes(self, mountain: list[int], first: int) -> float:
         rivers = [self.rivers[0][:], self.rivers[1][:]]
-        seat, gain = first, 0.0
+        gain = 0.0
         while any(mountain):
-            c = self.pick(seat, rivers, mountain)
-            value = self.take_value(seat, rivers[seat], c, mountain[c])
-            gain += value if seat == self.me else -value
-            if c not in rivers[seat]:
-                rivers[seat].append(c)
-                if len(rivers[seat]) == 6:
+            c = self.pick(first, rivers, mountain)
+            gain += self.take_value(first, rivers[first], c, mountain[c])
+            if c not in rivers[first]:
+                rivers[first].append(c)
+                if len(rivers[first]) == 6:
                     break
             mountain[c] = 0
-        return gain
+        return gain if first == self.me else -gain
 
     def outlook(self, m: int, mountain: list[int], mine: list[int], theirs: list[int],
                 completer: int) -> float:
