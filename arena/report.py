@@ -115,7 +115,6 @@ def format_ladder(table: Ladder, fmt: str = "table") -> str:
     return text + "\n\n" + "\n".join(_notes(table))
 
 
-
 def format_matrix(table: Ladder, outcomes: Sequence[Outcome], fmt: str = "table") -> str:
     """Each row bot's score % against each column bot, bots in ladder order."""
     _check_format(fmt)

@@ -234,3 +234,4 @@ def test_history_with_matrix_or_anchor_is_refused(league):
     assert_one_line_error(run(league, "--history", "--matrix"), "give one of them")
     assert_one_line_error(run(league, "--history", "--anchor", "greedy=1500"),
                           "give one of them")
+    assert_one_line_error(run(league, "--k-factor", "32"), "use it with --history")

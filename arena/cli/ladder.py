@@ -95,6 +95,9 @@ def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
     if history and anchor is not None:
         raise ArenaError("--anchor sets the scale of the ladder; running Elo (--history) "
                          "starts every bot at 0: give one of them")
+    given = click.get_current_context().get_parameter_source("k_factor")
+    if not history and given is not click.core.ParameterSource.DEFAULT:
+        raise ArenaError("--k-factor is the K of running Elo: use it with --history")
     anchor_pair = parse_anchor(anchor)
     outcomes = read_leagues(leagues)
     if history:
