@@ -33,7 +33,7 @@ from arena.cli import bench, main
 from arena.clock import TimeControl
 from arena.league import (Executor, League, LeagueConfig, LeagueError, ProcessPool,
                           default_workers, resume_league, run, start_league)
-from arena.ratings import Outcome, pairwise_results
+from arena.ratings import Outcome, score_matrix
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES
 from arena.store import read_outcomes
@@ -290,17 +290,14 @@ class Progress:
         return self.leader_text
 
     def _count_leader(self) -> str:
-        pairs = pairwise_results(self.outcomes)
-        if not len(pairs.score):
+        matrix = score_matrix(self.outcomes)
+        results = matrix.games.sum(axis=1)
+        if not results.any():
             return "-"
-        size = len(pairs.bots)
-        points = (np.bincount(pairs.first, weights=pairs.score, minlength=size)
-                  + np.bincount(pairs.second, weights=1 - pairs.score, minlength=size))
-        results = (np.bincount(pairs.first, minlength=size)
-                   + np.bincount(pairs.second, minlength=size))
-        share = np.divide(points, results, out=np.zeros(size), where=results > 0)
+        share = np.divide(matrix.points.sum(axis=1), results, out=np.zeros(len(results)),
+                          where=results > 0)
         best = int(np.argmax(share))
-        return f"{pairs.bots[best].split('@')[0]} ({share[best]:.0%})"
+        return f"{matrix.bots[best].split('@')[0]} ({share[best]:.0%})"
 
     def finish(self) -> None:
         if self.live:
