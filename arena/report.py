@@ -75,7 +75,7 @@ def _notes(table: Ladder) -> list[str]:
              else "deals as clusters")
     notes = [
         f"Elo: maximum likelihood, {scale}. +/-: {table.confidence:.0%} interval, "
-        f"{width} ({table.deals} deals).",
+        f"{width} ({table.deals} deal{'' if table.deals == 1 else 's'}).",
         "LOS next: likelihood of superiority over the next row.",
         "W/D/L and score % count pairwise results: n - 1 per n-seat match, "
         "1-player games compared per deal.",
@@ -83,6 +83,11 @@ def _notes(table: Ladder) -> list[str]:
     if fit.virtual_draws:
         notes.append("Some bots won or lost every point against the rest: one virtual draw "
                      "per pair keeps the ratings finite.")
+    elif table.deals < 2:
+        notes.append("Intervals and LOS need results from at least 2 deals.")
+    elif table.deals < len(table.rows):
+        notes.append(f"Only {table.deals} deals for {len(table.rows)} bots: the intervals are "
+                     "likely too narrow; play more deals.")
     return notes
 
 

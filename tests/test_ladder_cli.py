@@ -158,6 +158,15 @@ def test_merged_running_leagues_replay_one_after_the_other(tmp_path, league):
     assert len(orders[str(running)]) == 7 and len(orders[str(league)]) == 180
 
 
+def test_the_table_warns_when_deals_are_too_few_for_the_intervals(tmp_path, league):
+    assert "deals" in run(league).output and "too narrow" not in run(league).output
+    few = make_league(tmp_path / "few", deals=2)
+    assert "Only 2 deals for 3 bots: the intervals are likely too narrow" in run(few).output
+    one = run(make_league(tmp_path / "one", deals=1))
+    assert "need results from at least 2 deals" in one.output
+    assert " - " in one.output.splitlines()[2]   # no interval
+
+
 def test_a_league_still_running_is_rated_on_what_is_stored(tmp_path):
     partial = make_league(tmp_path / "partial", stop_after=40)
     with Store.open(partial) as store:   # the league's writer still has it open
