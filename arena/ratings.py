@@ -34,8 +34,10 @@ consistent whatever the correlation inside a deal. It needs many deals (tens at 
 more than bots): with few, intervals come out too narrow (in simulation, 12 bots on 4 deals
 cover about 86% instead of 95%); with fewer than two, they are unknown (NaN).
 A 95% interval is +/- 1.96 standard errors of a bot's anchored rating. Two degenerate
-cases: when virtual draws were needed (see above) every deal shows the same residual, so the
-textbook covariance of the regularised fit is used instead; when every deal splits exactly
+cases: when virtual draws were needed (see above) the real results do not balance at the
+fit (a bot that won everything is ahead of expectation on every deal), so their spread is no
+measure of uncertainty and the textbook covariance of the regularised fit is used instead
+(too wide for paired deals rather than too narrow); when every deal splits exactly
 even (each seat-swapped pair 1-1), the deals show no spread at all and the interval is 0.
 
 **Likelihood of superiority** of bot i over bot j is `Phi((elo_i - elo_j) / sd(elo_i -
@@ -292,8 +294,8 @@ def fit_elo(outcomes: Iterable[Outcome] | PairwiseResults,
         points = points + 0.5 * off_diagonal
         games = games + off_diagonal
     theta = _maximise(points, games) if n > 1 else np.zeros(1)
-    # With a bot that never dropped a point every deal shows the same residual, so the deal
-    # spread says nothing; the information of the regularised fit is then the honest width.
+    # With a bot that never dropped a point the real results do not balance at this fit, so
+    # their spread says nothing; the information of the regularised fit is then the width.
     covariance = _covariance(pairs, theta, games, clustered and not virtual_draws)
 
     # Anchor: shift the ratings; the covariance follows the linear map r -> (I - 1 w^T) r.
