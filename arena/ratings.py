@@ -37,7 +37,7 @@ A 95% interval is +/- 1.96 standard errors of a bot's anchored rating. Two degen
 cases: when virtual draws were needed (see above) the real results do not balance at the
 fit (a bot that won everything is ahead of expectation on every deal), so their spread is no
 measure of uncertainty and the textbook covariance of the regularised fit is used instead
-(too wide for paired deals rather than too narrow); when every deal splits exactly
+(with its faults above); when every deal splits exactly
 even (each seat-swapped pair 1-1), the deals show no spread at all and the interval is 0.
 
 **Likelihood of superiority** of bot i over bot j is `Phi((elo_i - elo_j) / sd(elo_i -
