@@ -1,7 +1,8 @@
 """The `arena` command: a root click group; each sub-module adds its commands.
 
-User errors (engine errors, ArenaError) become one line on stderr and exit status 2, never a
-traceback; commands with their own exit statuses (verify) set them explicitly.
+User errors (engine errors, ArenaError, click's usage errors) become one line on stderr and
+exit status 2, never a traceback; commands with their own exit statuses (verify) set them
+explicitly.
 """
 from __future__ import annotations
 
@@ -20,12 +21,26 @@ class UserError(click.ClickException):
         click.echo(f"arena: error: {self.format_message()}", err=True)
 
 
+def _usage_line(error: click.UsageError) -> UserError:
+    """click's usage error (several lines: usage, hint, error) as one line naming the help."""
+    where = error.ctx.command_path if error.ctx is not None else "arena"
+    return UserError(f"{error.format_message().rstrip('.')} (see `{where} --help`)")
+
+
 class ArenaGroup(click.Group):
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        try:   # the root's own options and arguments
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise _usage_line(error) from None
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except (EngineError, ArenaError) as error:
             raise UserError(str(error)) from None
+        except click.UsageError as error:   # a sub-command's options and arguments
+            raise _usage_line(error) from None
 
 
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
