@@ -140,7 +140,6 @@ class BotProcess:
         self.process: sandbox.SandboxedProcess | None = None
         self.broken = False                                    # no more use for this process
         self.act_ids = itertools.count(1)
-        self.deals_seen: set[tuple] = set()                    # see BotSeat.new_match
 
     def start(self, budget: float) -> None:
         """Starts the process and waits for its handshake and stream, at most `budget` s."""
@@ -270,16 +269,8 @@ class BotSeat(Seat):
         if self.process is not None and not self.process.alive():
             self.process.kill()   # crashed or hung up since: end what may be left of it
             self.process = None
-        # A process never plays the same deal twice: a league replays each deal with the
-        # seats swapped, and a bot that remembered its first hand would know its opponent's.
-        deal = (info.game_id, info.players, repr(sorted(info.options.items())), info.seed)
-        if self.process is not None and deal in self.process.deals_seen:
-            self.host._release(self.process)
-            self.process = None
         if self.process is None:
-            self.process = (self.host._take_idle(self.spec, deal)
-                            or self.host._start(self.spec, info.time_control.startup))
-        self.process.deals_seen.add(deal)
+            self.process = self.host._start(self.spec, info.time_control.startup)
         self.process.send(wire.new_match_message(
             self.match_id, info.game_id, info.options, info.seat, info.players,
             info.time_control, info.bot_seed))
@@ -348,7 +339,12 @@ class BotHost:
     def seat(self, spec: BotSpec) -> BotSeat:
         """A seat for `spec`, reusing an idle process of that spec if there is one."""
         seat = BotSeat(self, spec)
-        seat.process = self._take_idle(spec)
+        with self._lock:
+            for candidate in reversed(self._idle):
+                if candidate.spec == spec and candidate.alive():
+                    self._idle.remove(candidate)
+                    seat.process = candidate
+                    break
         return seat
 
     def processes(self) -> list[BotProcess]:
@@ -380,16 +376,6 @@ class BotHost:
             self._all.add(process)
         process.start(budget)
         return process
-
-    def _take_idle(self, spec: BotSpec, deal: tuple | None = None) -> BotProcess | None:
-        """The most recently used idle process of `spec` that has not played `deal`."""
-        with self._lock:
-            for candidate in reversed(self._idle):
-                if (candidate.spec == spec and candidate.alive()
-                        and deal not in candidate.deals_seen):
-                    self._idle.remove(candidate)
-                    return candidate
-        return None
 
     def _make_room(self) -> None:
         """Ends the least recently used idle processes while the host is full."""

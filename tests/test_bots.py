@@ -77,24 +77,6 @@ def test_a_bot_process_lives_across_matches_and_goes_back_to_the_pool(host):
 
 
 @needs_sandbox
-def test_a_bot_process_never_plays_the_same_deal_twice(host):
-    """A league replays each deal with the seats swapped: a process that remembered the first
-    match would know its opponent's hand in the second, so the replay gets another process;
-    a new deal can go back to the first one."""
-    spec = BotSpec.load(SAMPLE_BOTS / "random")
-    with host.seat(spec) as seat:
-        play_match("mandala", 2, {}, 101, [seat, random_builtin()])
-        first = seat.process.process.pid
-        play_match("mandala", 2, {}, 101, [random_builtin(), seat])
-        second = seat.process.process.pid
-        assert second != first and sandbox.running(first)   # the first waits in the pool
-        play_match("mandala", 2, {}, 102, [seat, random_builtin()])
-        assert seat.process.process.pid == second            # a new deal: no need to switch
-        play_match("mandala", 2, {}, 101, [seat, random_builtin()])
-        assert seat.process.process.pid not in (first, second)
-
-
-@needs_sandbox
 def test_a_crash_forfeits_and_the_bot_is_restarted_for_its_next_match(host):
     with host.seat(BotSpec.load(TEST_BOTS / "crash_as_seat0")) as crasher:
         crashed = play_match("mandala", 2, {}, 4, [crasher, random_builtin()])

@@ -9,7 +9,6 @@ slow to start is held to the start-up budget, not to the move time.
 """
 from __future__ import annotations
 
-import itertools
 import shutil
 import socket
 import threading
@@ -106,18 +105,12 @@ def bot_copy(tmp_path: Path, name: str, *arguments: str) -> Path:
     return folder
 
 
-# Each case plays deals of its own: a bot process never plays a deal twice (arena/bots.py),
-# and the good bot must keep its one process through every case.
-DEAL_SEEDS = itertools.count(11, 2)
-
-
-def play_misbehaving(host, good, folder: Path, *,
-                     time_control: TimeControl = TIME_CONTROL) -> tuple[dict, str, set[int]]:
+def play_misbehaving(host, good, folder: Path, *, time_control: TimeControl = TIME_CONTROL,
+                     seed: int = 11) -> tuple[dict, str, set[int]]:
     """Plays the bot in `folder` (seat 0) against the good bot; checks what every case must.
 
     Returns the record, the bot's log and every pid its processes had.
     """
-    seed = next(DEAL_SEEDS)
     good_seat = good
     good_pid = good_seat.process.process.pid
     spec = BotSpec.load(folder)
