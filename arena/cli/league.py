@@ -57,8 +57,9 @@ def _workers_option(command):
                            help="No progress bar (for scripts); the ladder is still printed."
                            )(command)
     command = click.option("--fresh-bots", is_flag=True,
-                           help="Start new bot processes for every match (strict isolation; "
-                                "slower).")(command)
+                           help="Start new bot processes for every match: strict isolation "
+                                "(a pooled bot process could remember a deal it saw in an "
+                                "earlier seating); slower.")(command)
     command = click.option("--ray-address", default=None, metavar="ADDRESS",
                            help="With --executor ray: join this running Ray cluster "
                                 "(default: start a local one for the run).")(command)
