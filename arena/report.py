@@ -1,6 +1,7 @@
 """Tables people read: the ladder, the pairwise score matrix and running Elo histories.
 
-Each comes as table, markdown, csv or json. Only presentation lives here; every number comes
+Each comes as table, markdown, csv or json; html is one page with all three
+(`arena.page`). Only presentation lives here; every number comes
 from `arena.ratings`. The league calls `ladder_text(outcomes)` at the end of a run;
 `arena ladder` calls the same functions.
 """
@@ -17,8 +18,8 @@ from tabulate import tabulate
 from arena.errors import ArenaError
 from arena.ratings import Ladder, Outcome, find_bot, ladder, running_elo, score_matrix
 
-FORMATS = ("table", "markdown", "csv", "json")
-_TABLEFMT = {"table": "simple", "markdown": "github"}
+FORMATS = ("table", "markdown", "csv", "json", "html")
+_TABLEFMT = {"table": "simple", "markdown": "github", "html": "html"}
 
 
 def _name_and_version(label: str) -> tuple[str, str]:
@@ -67,7 +68,7 @@ def ladder_records(table: Ladder) -> list[dict]:
     return records
 
 
-def _notes(table: Ladder) -> list[str]:
+def ladder_notes(table: Ladder) -> list[str]:
     fit = table.fit
     scale = (f"{_shown(fit.anchor[0])} anchored at {fit.anchor[1]:g}" if fit.anchor
              else "mean 0")
@@ -108,21 +109,27 @@ def format_ladder(table: Ladder, fmt: str = "table") -> str:
         writer.writerows({key: "" if value is None else value for key, value in record.items()}
                          for record in records)
         return out.getvalue().rstrip("\n")
+    return ladder_table(table, fmt) + "\n\n" + "\n".join(ladder_notes(table))
+
+
+def ladder_table(table: Ladder, fmt: str) -> str:
+    """The ladder's table alone, drawn by tabulate (table, markdown or html)."""
     rows = [[record["rank"], _shown(row.bot), _cell(record["elo"]), _cell(record["interval"]),
              record["games"], _cell(record["score_pct"]),
              f"{record['wins']}/{record['draws']}/{record['losses']}", record["forfeits"],
              _cell(record["los_next_pct"], "%")]
-            for record, row in zip(records, table.rows)]
+            for record, row in zip(ladder_records(table), table.rows)]
     headers = ["rank", "bot (version)", "Elo", "+/-", "games", "score %", "W/D/L",
                "forfeits", "LOS next"]
-    text = tabulate(rows, headers=headers, tablefmt=_TABLEFMT[fmt], disable_numparse=True,
+    return tabulate(rows, headers=headers, tablefmt=_TABLEFMT[fmt], disable_numparse=True,
                     colalign=("right", "left") + ("right",) * 7)
-    return text + "\n\n" + "\n".join(_notes(table))
 
 
 def format_matrix(table: Ladder, outcomes: Sequence[Outcome], fmt: str = "table") -> str:
     """Each row bot's score % against each column bot, bots in ladder order."""
     _check_format(fmt)
+    if fmt not in ("json", "csv"):
+        return matrix_table(table, outcomes, fmt) + "\n\n" + MATRIX_NOTE
     order = [row.bot for row in table.rows]
     matrix = score_matrix(outcomes, order)
     n = len(order)
@@ -133,32 +140,41 @@ def format_matrix(table: Ladder, outcomes: Sequence[Outcome], fmt: str = "table"
                           for i in range(n)],
             "results": [[int(matrix.games[i, j]) for j in range(n)] for i in range(n)]},
             indent=2)
-    if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["bot", "opponent", "points", "results", "score_pct"])
-        for i in range(n):
-            for j in range(n):
-                if matrix.games[i, j]:
-                    writer.writerow([order[i], order[j], _rounded(matrix.points[i, j]),
-                                     int(matrix.games[i, j]),
-                                     _rounded(matrix.score(i, j) * 100)])
-        return out.getvalue().rstrip("\n")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["bot", "opponent", "points", "results", "score_pct"])
+    for i in range(n):
+        for j in range(n):
+            if matrix.games[i, j]:
+                writer.writerow([order[i], order[j], _rounded(matrix.points[i, j]),
+                                 int(matrix.games[i, j]), _rounded(matrix.score(i, j) * 100)])
+    return out.getvalue().rstrip("\n")
+
+
+MATRIX_NOTE = "Cell: the row bot's score % against the column bot (pairwise results)."
+
+
+def matrix_table(table: Ladder, outcomes: Sequence[Outcome], fmt: str) -> str:
+    """The matrix's table alone, drawn by tabulate (table, markdown or html)."""
+    order = [row.bot for row in table.rows]
+    matrix = score_matrix(outcomes, order)
+    n = len(order)
     # Columns by rank number keep a wide matrix narrow; the rows say who each number is.
     rows = [[f"{i + 1}. {_shown(order[i])}"]
             + ["" if i == j else "-" if not matrix.games[i, j]
                else f"{matrix.score(i, j) * 100:.1f} ({int(matrix.games[i, j])})"
                for j in range(n)]
             for i in range(n)]
-    text = tabulate(rows, headers=["bot"] + [str(j + 1) for j in range(n)],
+    return tabulate(rows, headers=["bot"] + [str(j + 1) for j in range(n)],
                     tablefmt=_TABLEFMT[fmt], disable_numparse=True,
                     colalign=("left",) + ("right",) * n)
-    return text + "\n\nCell: the row bot's score % against the column bot (pairwise results)."
 
 
 def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
-                anchor: tuple[str, float] | None = None, matrix: bool = False) -> str:
-    """What the league prints at its end and `arena ladder` prints: ladder or matrix."""
+                anchor: tuple[str, float] | None = None, matrix: bool = False,
+                title: str = "Arena ladder") -> str:
+    """What the league prints at its end and `arena ladder` prints: ladder or matrix, or
+    (html) a whole page with both and the running Elo chart."""
     _check_format(fmt)
     if not outcomes:
         raise ArenaError("no finished matches yet: nothing to rate")
@@ -166,6 +182,9 @@ def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
         bots = sorted({bot for outcome in outcomes for bot in outcome.bots})
         anchor = (find_bot(anchor[0], bots), anchor[1])
     table = ladder(outcomes, anchor=anchor)
+    if fmt == "html":   # one page: ladder, matrix and running Elo together
+        from arena.page import ladder_page
+        return ladder_page(table, outcomes, title=title)
     return format_matrix(table, outcomes, fmt) if matrix else format_ladder(table, fmt)
 
 

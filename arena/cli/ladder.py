@@ -31,8 +31,9 @@ def parse_anchor(text: str | None) -> tuple[str, float] | None:
     return bot, value
 
 
-def read_leagues(folders: Sequence[str]) -> list[Outcome]:
-    """The outcomes of every league folder, checked to be of one game and set of rules.
+def read_leagues(folders: Sequence[str]) -> tuple[list[Outcome], str]:
+    """The outcomes of every league folder, checked to be of one game and set of rules, and
+    those rules in words ("mandala", "flowers with pile_size=12").
 
     Deal labels name the deal's seed (`arena.schedule`), so leagues with the same seed share
     deal clusters (they played the same cards) and others do not. Merged, match ids are
@@ -62,7 +63,7 @@ def read_leagues(folders: Sequence[str]) -> list[Outcome]:
                                           order=offset + outcome.order)
                       for outcome in stored]
         outcomes.extend(stored)
-    return outcomes
+    return outcomes, _describe(first[1])
 
 
 def _describe(rules: tuple) -> str:
@@ -74,7 +75,9 @@ def _describe(rules: tuple) -> str:
 @main.command()
 @click.argument("leagues", nargs=-1, required=True, metavar="RESULTS/NAME...")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
-              show_default=True, help="How to print the table.")
+              show_default=True,
+              help="How to print the table; html: one page with the ladder, the matrix and "
+                   "a running Elo chart.")
 @click.option("--matrix", is_flag=True,
               help="Print the pairwise score matrix instead of the ladder.")
 @click.option("--anchor", metavar="BOT=RATING", default=None,
@@ -99,8 +102,9 @@ def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
     if not history and given is not click.core.ParameterSource.DEFAULT:
         raise ArenaError("--k-factor is the K of running Elo: use it with --history")
     anchor_pair = parse_anchor(anchor)
-    outcomes = read_leagues(leagues)
+    outcomes, rules = read_leagues(leagues)
     if history:
         click.echo(history_text(outcomes, fmt, k=k_factor))
     else:
-        click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix))
+        title = f"Arena ladder: {', '.join(Path(folder).name for folder in leagues)} ({rules})"
+        click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix, title=title))
