@@ -70,6 +70,9 @@ class LeagueConfig:
     gauntlet: str | None = None
     max_tables: int = DEFAULT_MAX_TABLES
     sandbox: bool = True
+    rules: str | None = None
+    """The engine's rules version (`mandala/1`), set when the league starts; None in leagues
+    made before versions were stored."""
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -471,7 +474,8 @@ def start_league(folder: str | os.PathLike, name: str, config: LeagueConfig) -> 
     """Checks the config, then creates the league folder and database (never over another)."""
     bots, specs = check_config(config)
     # Stored with absolute folders, so the league resumes from any working directory.
-    config = replace(config, bots=tuple(bot.source for bot in bots))
+    config = replace(config, bots=tuple(bot.source for bot in bots),
+                     rules=registry.get(config.game).rules())
     folder = Path(folder)
     store = Store.create(folder, name=name, config=config.to_json(), planned=len(specs),
                          bots=bots)
@@ -494,6 +498,11 @@ def resume_league(folder: str | os.PathLike) -> League:
         raise
     try:
         config = LeagueConfig.from_json(store.config())
+        rules = registry.get(config.game).rules()
+        if config.rules not in (None, rules):
+            raise LeagueError(
+                f"league {folder} was played under rules {config.rules}, this Arena plays "
+                f"{rules}: finish it with the Arena it started with, or start a new league")
         bots, specs = check_config(config)
         stored = {bot.name: bot for bot in store.bots()}
         for bot in bots:

@@ -108,6 +108,12 @@ class Game(ABC):
     max_players: ClassVar[int]
     options: ClassVar[tuple[Option, ...]] = ()
     has_chance: ClassVar[bool] = False
+    rules_version: ClassVar[int] = 1
+    """Bumped whenever a rule changes: records and ratings compare only within one version."""
+
+    def rules(self) -> str:
+        """The rules this engine plays, e.g. `mandala/1`: stored in records and leagues."""
+        return f"{self.id}/{self.rules_version}"
 
     # -- options ----------------------------------------------------------------------------
     def option(self, key: str) -> Option:

@@ -85,6 +85,7 @@ def build_record(*, game_id: str, options: Mapping[str, Any], players: Sequence[
     }
     if result is not None:
         record["result"] = json.loads(json.dumps(result))
+    record["rules"] = game.rules()   # an extra key: replays need the same rules version
     for key, value in (extras or {}).items():
         if key in record or key == "result":
             raise ValueError(f"extra record key {key!r} would replace a key of the format")
@@ -114,7 +115,8 @@ def to_json(record: Mapping[str, Any]) -> str:
 def read(record: str | bytes | Mapping[str, Any]) -> Record:
     """Checks a record (JSON text or its dict) and returns it read; RecordError if it cannot be.
 
-    Checked: the format string, required keys and their types, a known game, options the game
+    Checked: the format string, required keys and their types, a known game (under the same
+    rules version when the record names one: key `rules`, e.g. `mandala/1`), options the game
     knows with values it accepts, the player count, the shape of every move entry and of the
     result, and that the setup is a legal deal (the game's own `start` decides).
     """
@@ -132,6 +134,10 @@ def read(record: str | bytes | Mapping[str, Any]) -> Record:
         game = registry.get(data["game"])
     except registry.UnknownGameError as error:
         raise RecordError(str(error)) from None
+    rules = data.get("rules", game.rules())   # records from elsewhere may not say
+    if rules != game.rules():
+        raise RecordError(f"the match was played under rules {rules!r}; this engine plays "
+                          f"{game.rules()!r}: replay it with the Arena version of those rules")
     players = data["players"]
     if not (isinstance(players, list) and players and all(isinstance(p, str) for p in players)):
         raise RecordError("players must be a non-empty list of player names")

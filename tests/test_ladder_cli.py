@@ -197,6 +197,17 @@ def test_leagues_under_other_rule_options_are_refused(tmp_path, league):
     assert_one_line_error(run(league, variant), "mandala with rounds=3")
 
 
+def test_leagues_under_other_rules_versions_are_refused(tmp_path):
+    older, newer = (make_league(tmp_path / name, deals=4) for name in ("older", "newer"))
+    for folder, rules in ((older, "mandala/1"), (newer, "mandala/2")):
+        db = sqlite3.connect(folder / "league.sqlite")
+        config = json.loads(db.execute("SELECT config FROM league").fetchone()[0])
+        db.execute("UPDATE league SET config = ?", (json.dumps({**config, "rules": rules}),))
+        db.commit()
+        db.close()
+    assert_one_line_error(run(older, newer), "is mandala/2 but")
+
+
 def test_a_folder_without_a_league_is_refused(tmp_path):
     assert_one_line_error(run(tmp_path / "nothing"), "holds no league")
 

@@ -428,6 +428,23 @@ def test_a_database_that_is_not_ours_is_refused_untouched(tmp_path, bots):
     assert sorted(path.name for path in folder.iterdir()) == [DB_NAME]
 
 
+def test_a_league_stores_its_rules_version_and_resumes_only_under_it(tmp_path):
+    folder = tmp_path / "versioned"
+    arena("league", "run", "--game", "mandala", "--bot", "random", "--bot", "greedy",
+          "--deals", 1, "--seed", 1, "--out", folder, "--quiet")
+    with Store.open(folder) as store:
+        assert store.config()["rules"] == "mandala/1"
+    db = sqlite3.connect(folder / DB_NAME)
+    config = json.loads(db.execute("SELECT config FROM league").fetchone()[0])
+    db.execute("UPDATE league SET config = ?", (json.dumps({**config, "rules": "mandala/0"}),))
+    db.commit()
+    db.close()
+    before = digest(folder / DB_NAME)
+    assert_refused(arena("league", "resume", folder, check=False),
+                   "played under rules mandala/0, this Arena plays mandala/1")
+    assert digest(folder / DB_NAME) == before
+
+
 def test_resume_refuses_a_folder_without_a_league_and_a_changed_bot(tmp_path, bots):
     assert_refused(arena("league", "resume", tmp_path, check=False), "holds no league")
     bot = copy_bot(bots[0], tmp_path / "dan", "dan")

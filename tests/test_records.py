@@ -228,6 +228,15 @@ def test_an_unknown_game_cannot_be_read(good):
     assert "chess" in unreadable(tampered(good, game="chess"))
 
 
+def test_a_record_names_its_rules_version_and_another_version_cannot_be_read(good):
+    assert good["rules"] == "mandala/1" == registry.get("mandala").rules()
+    assert "'mandala/0'" in unreadable(tampered(good, rules="mandala/0"))
+    assert "rules" in unreadable(tampered(good, rules=1))
+    unversioned = copy.deepcopy(good)
+    del unversioned["rules"]   # records.md does not require it: records from elsewhere
+    assert verify(unversioned)["ok"] is True
+
+
 def test_an_unknown_option_key_cannot_be_read(good):
     assert "speed" in unreadable(tampered(good, options={"speed": 3}))
     flowers = random_record("flowers", 2, seed=2)

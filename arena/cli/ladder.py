@@ -49,8 +49,9 @@ def read_leagues(folders: Sequence[str]) -> tuple[list[Outcome], str]:
             raise ArenaError(f"league {folder} is given twice: its matches would count double")
         seen.add(where)
         config, stored = read_league(folder)
-        # Rules are the game and its options: leagues under other rules are not comparable.
-        rules = (config.get("game"), config.get("options") or {})
+        # Rules are the game (and its rules version, when stored) and its options: leagues
+        # under other rules are not comparable.
+        rules = (config.get("rules") or config.get("game"), config.get("options") or {})
         if first is None:
             first = (folder, rules)
         elif rules != first[1]:
