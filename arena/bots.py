@@ -46,8 +46,8 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from arena import sandbox, wire
-from arena.bot_errors import (BotCrashed, BotError, BotProtocolError, BotReportedError,
-                              BotTimeout)
+from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
+                              BotReportedError, BotTimeout)
 from arena.clock import MoveClock
 from arena.errors import ArenaError
 from arena.match import MatchInfo, Seat
@@ -163,8 +163,7 @@ class BotProcess:
             status = self.process.poll()
             if status is not None:
                 self.kill()
-                raise BotCrashed(self.spec.name, f"exited with status {status} before its "
-                                                 f"handshake (its stderr: {self.log_path})")
+                raise self.death_error("before its handshake")
             if time.monotonic() >= deadline:
                 self.kill()
                 raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
@@ -176,7 +175,7 @@ class BotProcess:
 
     def send(self, message: arena_pb2.ArenaMessage) -> None:
         if not self.alive():
-            raise BotCrashed(self.spec.name, self.death_note())
+            raise self.death_error()
         self.outbox.put(message)
 
     def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
@@ -221,17 +220,25 @@ class BotProcess:
             status = None
         self.kill()
         if status not in (None, 0):
-            return BotCrashed(self.spec.name, self.death_note(status))
+            return self.death_error()
         return BotProtocolError(
             self.spec.name, "ended its stream without a move (a closed stream, or a message "
                             f"over the {MAX_BOT_MESSAGE_BYTES // 1024} KiB limit)")
 
-    def death_note(self, status: int | None = None) -> str:
-        if status is None and self.process is not None:
-            status = self.process.poll()
-        if status is None:
+    def death_error(self, when: str = "") -> BotError:
+        """The error of a bot whose process ended or whose stream broke: a `memory` forfeit
+        if the kernel killed it for its memory, else a crash saying how it ended."""
+        note = self.death_note()
+        if when:
+            note = note.replace(" (its stderr", f" {when} (its stderr", 1)
+        if self.process is not None and self.process.memory_killed():
+            return BotOutOfMemory(self.spec.name, note)
+        return BotCrashed(self.spec.name, note)
+
+    def death_note(self) -> str:
+        if self.process is None or self.process.poll() is None:
             return f"its stream broke (its stderr: {self.log_path})"
-        return f"exited with status {status} (its stderr: {self.log_path})"
+        return f"{self.process.death()} (its stderr: {self.log_path})"
 
     def stream_ended(self) -> None:
         """gRPC's callback when the Play stream terminates, for whatever reason."""
