@@ -44,6 +44,9 @@ from arena.sdk import strategies
 from arena.store import BotEntry, FinishedMatch, Store, StoreError
 from engine import registry
 
+_ARENA_ROOT = str(Path(__file__).resolve().parent.parent)
+"""The folder holding the `arena` package this process imported: the workers import it too."""
+
 BUILTIN = "builtin:"
 """Source prefix of a built-in bot (in-process strategy) in a league."""
 
@@ -373,10 +376,14 @@ class ProcessPool(Executor):
 
     @staticmethod
     def _start(index: int, plan: RunPlan, inbox: queue.SimpleQueue) -> _Worker:
+        # -P: the current folder stays off sys.path (a folder named `arena` there would be
+        # imported instead); the worker imports the arena this process imported.
         process = subprocess.Popen(
-            [sys.executable, "-c", "from arena.league import worker_main; worker_main()"],
+            [sys.executable, "-P", "-c", "from arena.league import worker_main; worker_main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid())},
+            env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid()),
+                 "PYTHONPATH": os.pathsep.join(filter(None, (
+                     _ARENA_ROOT, os.environ.get("PYTHONPATH", ""))))},
             start_new_session=True)   # Ctrl-C reaches the parent only, which stops them
         try:
             _send(process.stdin, (index, plan))
