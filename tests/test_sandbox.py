@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -568,6 +569,8 @@ def test_new_namespaces_io_uring_and_keyrings_fail_with_eperm(bot_dir):
     assert "fork still works: 0" in log
 
 
+@pytest.mark.skipif(not (shutil.which("node") and shutil.which("java")),
+                    reason="needs node and java (apt-get install nodejs default-jre-headless)")
 def test_honest_runtimes_start_threads_node_java_and_which(bot_dir):
     status, log = run_bot(bot_dir, """
         import subprocess, threading

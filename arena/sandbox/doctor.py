@@ -57,20 +57,17 @@ def _unavailable_reason() -> str | None:
 def _bwrap_fails(bwrap: str, options: tuple[str, ...], command: tuple[str, ...] = ("true",),
                  data: bytes | None = None) -> str | None:
     """Why `bwrap OPTIONS --ro-bind / / ... COMMAND` fails, or None; tried once.
-    `data`, if given, is readable on descriptor 3 (for --seccomp 3)."""
-    argv = [bwrap, "--ro-bind", "/", "/", *options, "--die-with-parent", "--new-session",
-            "--", *command]
-    pass_fds: tuple[int, ...] = ()
+    `data`, if given, is readable on a descriptor that stands for "FD" in OPTIONS (for
+    --seccomp FD)."""
     read_end = -1
     if data is not None:
         read_end, write_end = os.pipe()
         os.write(write_end, data)
         os.close(write_end)
-        if read_end != 3:
-            os.dup2(read_end, 3, inheritable=True)
-            os.close(read_end)
-            read_end = 3
-        pass_fds = (3,)
+        options = tuple(str(read_end) if option == "FD" else option for option in options)
+    argv = [bwrap, "--ro-bind", "/", "/", *options, "--die-with-parent", "--new-session",
+            "--", *command]
+    pass_fds = (read_end,) if read_end >= 0 else ()
     try:
         done = subprocess.run(argv, capture_output=True, timeout=20, pass_fds=pass_fds)
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -135,7 +132,7 @@ def protections() -> list[Protection]:
         detail = (f"{len(seccomp.DENIED)} system calls and namespace flags of clone/unshare "
                   f"denied with EPERM, clone3 with ENOSYS")
         problem = bwrap and unavailable is None and _bwrap_fails(
-            bwrap, ("--seccomp", "3"), ("true",), program)
+            bwrap, ("--seccomp", "FD"), ("true",), program)
         rows.append(Protection("seccomp", not problem, problem or detail, needed=True))
     except seccomp.SeccompUnavailable as error:
         program = None
@@ -162,7 +159,7 @@ def _userns_row(bwrap: str | None, unavailable: str | None, program: bytes | Non
         options += ("--unshare-user", "--disable-userns")
         ways.append("bwrap --disable-userns")
     if program is not None:
-        options += ("--seccomp", "3")
+        options += ("--seccomp", "FD")
         ways.append("seccomp denies CLONE_NEWUSER")
     if root:
         ways.append("(bwrap's --disable-userns needs a user namespace, which would map the "
