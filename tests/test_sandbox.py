@@ -754,3 +754,83 @@ def test_a_bot_killed_by_sigkill_is_reported_as_a_signal_without_a_traceback(bot
     assert status == 128 + signal.SIGKILL
     assert bot.death() == "killed by signal 9"
     assert "Traceback" not in log.read_text() and "OSError" not in log.read_text()
+
+
+def unified_placement() -> cgroups.Placement:
+    """This machine's placement, with freezing and CPU time moved to the cgroup v2 (unified)
+    hierarchy: both are built into every v2 cgroup, controllers or not."""
+    mounts, own = cgroups._cgroup_mounts(), cgroups._own_cgroups()
+    if "cgroup2" not in mounts or 0 not in own:
+        pytest.skip("no cgroup v2 hierarchy is mounted here")
+    found = cgroups.Placement(folders={name: place for name, place in
+                                       cgroups.placement().folders.items()
+                                       if name not in ("freezer", "cpuacct")})
+    for controller in ("freezer", "cpuacct"):
+        cgroups._place(found, controller, 2, cgroups._inside(*mounts["cgroup2"], own[0][1]))
+    if found.missing:
+        pytest.skip(f"the cgroup v2 hierarchy cannot be used here: {found.missing}")
+    return found
+
+
+def test_on_cgroup_v2_a_frozen_bot_uses_no_cpu_and_its_cgroup_goes_with_it(bot_dir,
+                                                                          monkeypatch):
+    placement = unified_placement()
+    monkeypatch.setattr(cgroups, "placement", lambda: placement)
+    bot, log = start_bot(bot_dir, """
+        print("spinning", flush=True)
+        while True:
+            pass
+        """)
+    try:
+        version, folder = bot.cgroups.folders["freezer"]
+        assert version == 2 and (folder / "cgroup.freeze").exists()
+        wait_for_line(log, "spinning")
+        time.sleep(0.3)
+        bot.freeze()
+        frozen_at = bot.cpu_seconds()
+        time.sleep(0.5)
+        while_frozen = bot.cpu_seconds() - frozen_at
+        bot.thaw()
+        time.sleep(0.5)
+        assert bot.cpu_seconds() - frozen_at - while_frozen > 0.05
+    finally:
+        bot.kill()
+    assert while_frozen < 0.02, while_frozen
+    assert not folder.exists()
+
+
+@pytest.mark.skipif("memory" not in cgroups.placement().folders
+                    or cgroups.placement().folders["memory"][0] != 2,
+                    reason="the memory controller is not on cgroup v2 here (v1 is tested above)")
+def test_on_cgroup_v2_the_memory_limit_kills_for_memory(bot_dir):
+    bot, _ = start_bot(bot_dir, "bytearray(256 << 20)", limits=Limits(memory_bytes=128 * MiB))
+    try:
+        bot.wait(60)
+    finally:
+        bot.kill()
+    assert bot.memory_killed() is True
+
+
+def test_an_arena_out_of_file_descriptors_still_kills_its_bot(bot_dir):
+    """The process scan keeps descriptors in reserve: with every other one in use (as after
+    a connection flood), kill() still finds and ends every process of the bot."""
+    arena = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import os, resource, sys, time
+        from arena import sandbox
+        bot = sandbox.spawn([sys.executable, "-c", "import os, time; os.fork(); time.sleep(600)"],
+                            {str(bot_dir)!r}, env={{}}, log_path={str(bot_dir.parent / "log")!r})
+        time.sleep(1.0)
+        pids = bot.pids()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        hoard = []
+        try:
+            while True:
+                hoard.append(os.open("/dev/null", os.O_RDONLY))
+        except OSError as error:
+            print("out of descriptors:", error.strerror, flush=True)
+        bot.kill()
+        print("alive after kill:", [pid for pid in pids if sandbox.running(pid)], len(pids))
+        """)], capture_output=True, text=True, timeout=60, cwd=bot_dir.parent)
+    assert "out of descriptors: Too many open files" in arena.stdout, arena.stderr
+    assert "alive after kill: [] " in arena.stdout, arena.stdout + arena.stderr
+    assert int(arena.stdout.split()[-1]) >= 3   # bwrap, its init, the bot and its child
