@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from arena import sandbox
+from arena.bench.sandbox import BUSY_BOT
 from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable, cgroups
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
@@ -677,22 +678,15 @@ def test_tmpfs_files_count_in_the_bots_memory(bot_dir):
     assert "wrote 60 MiB to /dev/shm" in log and "and 60 MiB more" not in log
 
 
-@needs_freezer
-def test_a_frozen_bot_uses_no_cpu_and_thaws_where_it_was(bot_dir):
-    bot, log = start_bot(bot_dir, """
-        import threading
-        def spin():
-            while True:
-                pass
-        for _ in range(3):
-            threading.Thread(target=spin, daemon=True).start()
-        print("spinning", flush=True)
-        threading.Event().wait()
-        """)
+def cpu_frozen_and_thawed(bot_dir: Path) -> tuple[float, float, sandbox.SandboxedProcess]:
+    """CPU seconds a bot spinning in four threads uses in 0.5 s frozen, then in 0.5 s thawed;
+    and the bot (ended)."""
+    bot, log = start_bot(bot_dir, BUSY_BOT)
     try:
-        wait_for_line(log, "spinning")
+        wait_for_line(log, "busy")
         time.sleep(0.3)
         bot.freeze()
+        time.sleep(0.05)   # a process stopped by a signal settles its CPU time
         frozen_at = bot.cpu_seconds()
         time.sleep(0.5)
         while_frozen = bot.cpu_seconds() - frozen_at
@@ -702,6 +696,12 @@ def test_a_frozen_bot_uses_no_cpu_and_thaws_where_it_was(bot_dir):
         assert bot.poll() is None
     finally:
         bot.kill()
+    return while_frozen, while_thawed, bot
+
+
+@needs_freezer
+def test_a_frozen_bot_uses_no_cpu_and_thaws_where_it_was(bot_dir):
+    while_frozen, while_thawed, _ = cpu_frozen_and_thawed(bot_dir)
     assert while_frozen < 0.02, while_frozen
     assert while_thawed > 0.05, while_thawed   # it runs again (on a busy machine: some)
 
@@ -710,26 +710,10 @@ def test_freeze_and_cpu_time_work_without_cgroups_too(bot_dir, monkeypatch):
     """Where there are no cgroups (SIGSTOP to each process, CPU time summed from /proc)."""
     monkeypatch.setattr(cgroups, "placement", lambda: cgroups.Placement(
         missing={name: "switched off by the test" for name in cgroups.CONTROLLERS}))
-    bot, log = start_bot(bot_dir, """
-        print("spinning", flush=True)
-        while True:
-            pass
-        """)
-    try:
-        assert bot.cgroups.folders == {}
-        wait_for_line(log, "spinning")
-        time.sleep(0.3)
-        bot.freeze()
-        time.sleep(0.1)   # a stopped process's CPU time settles
-        frozen_at = bot.cpu_seconds()
-        time.sleep(0.5)
-        while_frozen = bot.cpu_seconds() - frozen_at
-        bot.thaw()
-        time.sleep(0.5)
-        assert bot.cpu_seconds() - frozen_at - while_frozen > 0.05
-    finally:
-        bot.kill()
+    while_frozen, while_thawed, bot = cpu_frozen_and_thawed(bot_dir)
+    assert bot.cgroups.folders == {}
     assert while_frozen < 0.02, while_frozen
+    assert while_thawed > 0.05, while_thawed
 
 
 def test_a_bots_cgroups_are_made_inside_the_arenas_own_and_removed_when_it_ends(bot_dir):
@@ -776,26 +760,11 @@ def test_on_cgroup_v2_a_frozen_bot_uses_no_cpu_and_its_cgroup_goes_with_it(bot_d
                                                                           monkeypatch):
     placement = unified_placement()
     monkeypatch.setattr(cgroups, "placement", lambda: placement)
-    bot, log = start_bot(bot_dir, """
-        print("spinning", flush=True)
-        while True:
-            pass
-        """)
-    try:
-        version, folder = bot.cgroups.folders["freezer"]
-        assert version == 2 and (folder / "cgroup.freeze").exists()
-        wait_for_line(log, "spinning")
-        time.sleep(0.3)
-        bot.freeze()
-        frozen_at = bot.cpu_seconds()
-        time.sleep(0.5)
-        while_frozen = bot.cpu_seconds() - frozen_at
-        bot.thaw()
-        time.sleep(0.5)
-        assert bot.cpu_seconds() - frozen_at - while_frozen > 0.05
-    finally:
-        bot.kill()
+    while_frozen, while_thawed, bot = cpu_frozen_and_thawed(bot_dir)
     assert while_frozen < 0.02, while_frozen
+    assert while_thawed > 0.05, while_thawed
+    version, folder = bot.cgroups.folders["freezer"]
+    assert version == 2 and folder.parent == placement.folders["freezer"][1]
     assert not folder.exists()
 
 

@@ -22,7 +22,7 @@ from arena.errors import ArenaError
 SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random"
 STARTUP_BUDGET = 30.0
 TARGET_STARTUP_RATIO = 1.3
-_BUSY_BOT = """
+BUSY_BOT = """
 import threading
 def spin():
     while True:
@@ -66,7 +66,7 @@ def freeze_thaw_us(pairs: int) -> dict[str, float]:
     from arena import sandbox
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     log = folder / "bot.log"
-    bot = sandbox.spawn([sys.executable, "-c", _BUSY_BOT], folder, env={}, log_path=log)
+    bot = sandbox.spawn([sys.executable, "-c", BUSY_BOT], folder, env={}, log_path=log)
     try:
         deadline = time.monotonic() + STARTUP_BUDGET
         while "busy" not in (log.read_text() if log.exists() else ""):
