@@ -73,7 +73,14 @@ def freeze_thaw_us(pairs: int) -> dict[str, float]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the busy bot did not start: {log.read_text()}")
             time.sleep(0.01)
-        freeze, thaw, cpu = [], [], []
+        freeze, thaw, cpu, no_wait = [], [], [], []
+        for _ in range(pairs):
+            began = time.perf_counter()
+            bot.freeze(wait=False)
+            no_wait.append(time.perf_counter() - began)
+            time.sleep(0.001)
+            bot.thaw()
+            time.sleep(0.001)
         for _ in range(pairs):
             began = time.perf_counter()
             bot.freeze()
@@ -90,7 +97,8 @@ def freeze_thaw_us(pairs: int) -> dict[str, float]:
         bot.kill()
     return {name: (1e6 * statistics.median(values), 1e6 * _p99(values))
             for name, values in (("freeze + thaw", pair), ("freeze", freeze),
-                                 ("thaw", thaw), ("cpu_seconds", cpu))}
+                                 ("thaw", thaw), ("freeze(wait=False)", no_wait),
+                                 ("cpu_seconds", cpu))}
 
 
 def _p99(values: list[float]) -> float:

@@ -238,11 +238,14 @@ class BotCgroups:
     def can_freeze(self) -> bool:
         return "freeze" in self._fds
 
-    def freeze(self) -> None:
-        """Stops every process of the bot; returns once all are stopped."""
+    def freeze(self, wait: bool = True) -> None:
+        """Stops every process of the bot; with `wait`, returns once all are stopped (else
+        at once: the kernel stops each as soon as it next enters or leaves the kernel)."""
         version = self.folders["freezer"][0]
         fd = self._fds["freeze"]
         os.write(fd, b"FROZEN" if version == 1 else b"1")
+        if not wait:
+            return
         deadline = time.monotonic() + _FREEZE_TIMEOUT
         while not self._frozen():
             if time.monotonic() > deadline:
