@@ -494,8 +494,9 @@ def test_a_league_stores_what_the_sandbox_enforced_and_the_ladder_names_what_was
     assert {name for name, _ in rows} >= {"namespaces", "seccomp", "cgroup memory",
                                            "user namespaces blocked", "open-files limit"}
     unsafe = tmp_path / "unsafe"
-    arena("league", "run", "--game", "mandala", "--deals", "1", "--seed", "3",
-          "--move-time", "2", *bot_flags(bots[:2]), "--unsafe-no-sandbox", "--out", unsafe)
+    ran = arena("league", "run", "--game", "mandala", "--deals", "1", "--seed", "3",
+                "--move-time", "2", *bot_flags(bots[:2]), "--unsafe-no-sandbox", "--out", unsafe)
+    assert "ran without these sandbox protections: sandbox" in ran.stdout
     ladder = arena("ladder", unsafe).stdout
     assert "ran without these sandbox protections: sandbox (bots ran unsandboxed" in ladder
     missing_here = [name for name, status in rows if status == "missing"]
