@@ -803,3 +803,23 @@ def test_an_arena_out_of_file_descriptors_still_kills_its_bot(bot_dir):
     assert "out of descriptors: Too many open files" in arena.stdout, arena.stderr
     assert "alive after kill: [] " in arena.stdout, arena.stdout + arena.stderr
     assert int(arena.stdout.split()[-1]) >= 3   # bwrap, its init, the bot and its child
+
+
+def test_empty_bot_cgroups_of_a_killed_arena_are_removed_and_no_others(tmp_path):
+    if not cgroups.placement().folders:
+        pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")
+    _, arena_folder = next(iter(cgroups.placement().folders.values()))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    orphan = arena_folder / f"{gone.pid}-0"
+    ours = arena_folder / f"{os.getpid()}-999999"
+    orphan.mkdir()
+    ours.mkdir()
+    try:
+        cgroups._remove_orphans(arena_folder)
+        assert not orphan.exists()
+        assert ours.exists()   # a live arena's
+    finally:
+        for folder in (orphan, ours):
+            if folder.exists():
+                folder.rmdir()
