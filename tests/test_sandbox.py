@@ -560,6 +560,8 @@ def test_new_namespaces_io_uring_and_keyrings_fail_with_eperm(bot_dir):
         print("ptrace", errno_of(libc.syscall(101, 16, 1, None, None)))
         done = subprocess.run(["unshare", "-U", "true"], capture_output=True, text=True)
         print("unshare -U:", done.returncode, done.stderr.strip())
+        done = subprocess.run(["bwrap", "--ro-bind", "/", "/", "true"], capture_output=True)
+        print("bwrap inside:", "runs" if done.returncode == 0 else "refused")
         print("fork still works:", subprocess.run(["true"]).returncode)
         """)
     assert status == 0, log
@@ -567,6 +569,7 @@ def test_new_namespaces_io_uring_and_keyrings_fail_with_eperm(bot_dir):
                  "bpf", "ptrace"):
         assert f"{call} EPERM" in log, log
     assert "unshare -U: 1 unshare: unshare failed: Operation not permitted" in log
+    assert "bwrap inside: refused" in log
     assert "fork still works: 0" in log
 
 
