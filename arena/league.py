@@ -22,6 +22,7 @@ from typing import Any, Callable
 from arena.bots.manifest import BUILTIN
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
+from arena.bots.manifest import BUILTIN
 from arena.league_config import LeagueConfig, LeagueError, RunPlan, check_config
 from arena.ratings import Outcome
 from arena.schedule import MatchSpec

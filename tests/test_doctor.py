@@ -1,8 +1,10 @@
 """`arena doctor`: each protection probed on this machine, one line each, exit 1 if one a
-league needs is missing."""
+league needs is missing; and its probes leave the arena's own process as it was."""
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
 import sys
 
@@ -49,3 +51,21 @@ def test_a_missing_needed_protection_is_named_with_its_reason_and_exits_1(monkey
     assert "cgroup memory" in result.output and "not writable here (test)" in result.output
     assert "RLIMIT_AS" in result.output   # says what stands in for the memory cgroup
     assert "missing for leagues: cgroup memory, cgroup pids" in result.output
+
+
+def test_the_probes_leave_every_open_descriptor_of_the_arena_alone(tmp_path):
+    # A league probes the protections with its database open (it held the lowest free
+    # descriptor, often 3): the seccomp probe once put its pipe on descriptor 3, closing the
+    # database under SQLite ("disk I/O error" at the next write).
+    doctor._bwrap_fails.cache_clear()
+    database = sqlite3.connect(tmp_path / "league.sqlite", isolation_level=None)
+    database.execute("CREATE TABLE t (x)")
+    opened = {fd: os.readlink(f"/proc/self/fd/{fd}") for fd in map(int, os.listdir("/proc/self/fd"))
+              if os.path.exists(f"/proc/self/fd/{fd}")}
+    rows = doctor.protections()
+    assert {row.name for row in rows} >= {"seccomp", "namespaces"}
+    for fd, target in opened.items():
+        assert os.readlink(f"/proc/self/fd/{fd}") == target, fd
+    database.execute("BEGIN IMMEDIATE")
+    database.execute("INSERT INTO t VALUES (1)")
+    database.execute("COMMIT")

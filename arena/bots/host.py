@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import os
 import queue
+import re
 import secrets
 import shutil
 import subprocess
@@ -42,9 +43,9 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from arena import sandbox, wire
+from arena.bots.manifest import BotSpec
 from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
                               BotReportedError, BotTimeout)
-from arena.bots.manifest import BotSpec
 from arena.clock import MoveClock
 from arena.errors import ArenaError
 from arena.match import MatchInfo, Seat
@@ -56,10 +57,10 @@ MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more b
 DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
 EXIT_GRACE = 0.2   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
+CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 MAX_CONNECTIONS = 8     # connections one bot may hold to its server; more are closed at once
 MAX_CALLS = 2           # calls at once on a bot's server (handshake, Play); more are refused
 IDLE_CONNECTION_MS = 5000   # a connection without a call is closed after this
-CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 
 
 # -- one bot process ------------------------------------------------------------------------

@@ -53,21 +53,27 @@ def _unavailable_reason() -> str | None:
     return _bwrap_fails(bwrap, ("--unshare-net", "--unshare-pid"))
 
 
+DATA_FD = "<data fd>"
+"""Stands in `_bwrap_fails`' options for the descriptor of its `data` pipe."""
+
+
 @functools.lru_cache(maxsize=None)
 def _bwrap_fails(bwrap: str, options: tuple[str, ...], command: tuple[str, ...] = ("true",),
                  data: bytes | None = None) -> str | None:
     """Why `bwrap OPTIONS --ro-bind / / ... COMMAND` fails, or None; tried once.
-    `data`, if given, is readable on a descriptor that stands for "FD" in OPTIONS (for
-    --seccomp FD)."""
+    `data`, if given, is readable on a pipe whose descriptor number replaces `DATA_FD` in
+    the options (for `--seccomp DATA_FD`). The pipe keeps the number the kernel gave it: the
+    arena's other descriptors (an open database) are never touched."""
+    pass_fds: tuple[int, ...] = ()
     read_end = -1
     if data is not None:
         read_end, write_end = os.pipe()
         os.write(write_end, data)
         os.close(write_end)
-        options = tuple(str(read_end) if option == "FD" else option for option in options)
+        pass_fds = (read_end,)
+        options = tuple(str(read_end) if option == DATA_FD else option for option in options)
     argv = [bwrap, "--ro-bind", "/", "/", *options, "--die-with-parent", "--new-session",
             "--", *command]
-    pass_fds = (read_end,) if read_end >= 0 else ()
     try:
         done = subprocess.run(argv, capture_output=True, timeout=20, pass_fds=pass_fds)
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -132,7 +138,7 @@ def protections() -> list[Protection]:
         detail = (f"{len(seccomp.DENIED)} system calls and namespace flags of clone/unshare "
                   f"denied with EPERM, clone3 with ENOSYS")
         problem = bwrap and unavailable is None and _bwrap_fails(
-            bwrap, ("--seccomp", "FD"), ("true",), program)
+            bwrap, ("--seccomp", DATA_FD), ("true",), program)
         rows.append(Protection("seccomp", not problem, problem or detail, needed=True))
     except seccomp.SeccompUnavailable as error:
         program = None
@@ -159,7 +165,7 @@ def _userns_row(bwrap: str | None, unavailable: str | None, program: bytes | Non
         options += ("--unshare-user", "--disable-userns")
         ways.append("bwrap --disable-userns")
     if program is not None:
-        options += ("--seccomp", "FD")
+        options += ("--seccomp", DATA_FD)
         ways.append("seccomp denies CLONE_NEWUSER")
     if root:
         ways.append("(bwrap's --disable-userns needs a user namespace, which would map the "
