@@ -1,6 +1,9 @@
 """Fixtures shared by the test files."""
 from __future__ import annotations
 
+import os
+import random
+
 import pytest
 
 from arena import sandbox
@@ -14,3 +17,12 @@ def host():
         pytest.skip("bubblewrap cannot run here")
     with BotHost() as bot_host:
         yield bot_host
+
+
+@pytest.fixture
+def kill_rng(request) -> random.Random:
+    """Random moments (kill points) for one test, from a seed printed with the test's output
+    (pytest shows it when the test fails); rerun one with ARENA_TEST_SEED=<seed>."""
+    seed = int(os.environ.get("ARENA_TEST_SEED") or random.SystemRandom().randrange(2**32))
+    print(f"{request.node.name}: random kill points from ARENA_TEST_SEED={seed}")
+    return random.Random(seed)

@@ -9,7 +9,6 @@ import collections
 import hashlib
 import json
 import os
-import random
 import shutil
 import signal
 import sqlite3
@@ -205,19 +204,20 @@ def test_the_ladder_and_progress_are_printed(reference):
 
 # -- resume -------------------------------------------------------------------------------
 
-def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, tmp_path, bots):
+def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, tmp_path, bots,
+                                                                   kill_rng):
     folder = tmp_path / "killed"
     league = start_arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 2,
                          "--out", folder, "--quiet")
     # A random moment mid-league: after 1 to 18 stored matches and a random few milliseconds,
     # so the kill may land in a match, between matches or while a bot's sandbox starts.
-    kill_after = random.randint(1, 18)
+    kill_after = kill_rng.randint(1, 18)
     seen_while_running = []
     while league.poll() is None and len(seen_while_running) < kill_after:
         if (folder / DB_NAME).exists():   # readers work while the league writes
             seen_while_running = read_outcomes(folder)
         time.sleep(0.02)
-    time.sleep(random.uniform(0, 0.03))
+    time.sleep(kill_rng.uniform(0, 0.03))
     # One league, one runner: a second run of it at the same time is refused.
     with pytest.raises(LeagueError, match="being run by another process"):
         resume_league(folder)

@@ -6,6 +6,9 @@ explicitly.
 """
 from __future__ import annotations
 
+import logging
+import sys
+
 import click
 
 from arena.errors import ArenaError
@@ -44,8 +47,37 @@ class ArenaGroup(click.Group):
 
 
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
+@click.option("-v", "--verbose", count=True,
+              help="Log what happens: -v worker and Ray events, -vv also the bot wire traffic.")
+def main(verbose: int) -> None:
     """Arena: run bots at card games, leagues and Elo ladders."""
+    setup_logging(verbose)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (click's test runner swaps it)."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+def setup_logging(verbose: int) -> None:
+    """Arena's log lines on stderr as `arena: ...`: warnings always, INFO with -v, DEBUG -vv."""
+    logger = logging.getLogger("arena")
+    if not logger.handlers:
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("arena: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel([logging.WARNING, logging.INFO][verbose] if verbose < 2 else logging.DEBUG)
 
 
 @main.group()
