@@ -1,7 +1,8 @@
 """The gRPC protocol between the arena and a bot: the handshake and the stream.
 
 Against the real server of a BotHost on its Unix socket, first with a client in this
-process (to read the exact status codes), then with real sandboxed bots that get it wrong.
+process (to read the exact status codes; the host's bots would be fakes, so no bubblewrap is
+needed), then with real sandboxed bots that get it wrong.
 """
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from click.testing import CliRunner
 
 from arena import sandbox
 from arena.bot_errors import BotCrashed
-from arena.bots import BotSpec
+from arena.bots import BotHost, BotSpec
 from arena.cli import main
 from arena.clock import TimeControl
 from arena.match import MatchInfo, StrategySeat, play_match
 from arena.v1 import arena_pb2, arena_pb2_grpc
+from fake_transport import FakeSpawn
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.skipif(not sandbox.available(),
+                                   reason="bubblewrap cannot run here")
 
 HERE = Path(__file__).parent
 SAMPLE_BOTS = HERE.parent / "sample_bots"
@@ -30,8 +33,21 @@ TEST_BOTS = HERE / "protocol_bots"
 MISBEHAVING = HERE / "misbehaving_bots"
 
 
+@pytest.fixture(scope="module")
+def fake_host():
+    """A host whose bots would be scripts (fake transport): its server is real, no sandbox."""
+    with BotHost(spawn=FakeSpawn({})) as bot_host:
+        yield bot_host
+
+
 @pytest.fixture
-def stub(host):
+def stub(fake_host):
+    with grpc.insecure_channel(f"unix:{fake_host.socket_path}") as channel:
+        yield arena_pb2_grpc.ArenaStub(channel)
+
+
+@pytest.fixture
+def host_stub(host):
     with grpc.insecure_channel(f"unix:{host.socket_path}") as channel:
         yield arena_pb2_grpc.ArenaStub(channel)
 
@@ -45,8 +61,8 @@ def info(seat: int = 0) -> MatchInfo:
     return MatchInfo("mandala", {}, seat, 2, TimeControl(move_time=1.0, startup=10.0), seed=5)
 
 
-def test_the_socket_folder_is_private(host):
-    assert host.socket_path.parent.stat().st_mode & 0o777 == 0o700
+def test_the_socket_folder_is_private(fake_host):
+    assert fake_host.socket_path.parent.stat().st_mode & 0o777 == 0o700
 
 
 def test_a_wrong_token_is_refused_as_unauthenticated(stub):
@@ -80,10 +96,11 @@ def test_a_stream_without_a_handshake_is_refused(stub, metadata):
     assert "no handshake for this stream" in refused.value.details()
 
 
-def test_a_session_gets_one_stream_and_its_bot_plays_on(host, stub):
+@needs_sandbox
+def test_a_session_gets_one_stream_and_its_bot_plays_on(host, host_stub):
     with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
         seat.new_match(info())
-        second = stub.Play(iter(()), metadata=(("arena-session", seat.process.session),),
+        second = host_stub.Play(iter(()), metadata=(("arena-session", seat.process.session),),
                            timeout=5)
         with pytest.raises(grpc.RpcError) as refused:
             next(second)
@@ -93,15 +110,17 @@ def test_a_session_gets_one_stream_and_its_bot_plays_on(host, stub):
         assert record["result"]["end"] == "normal"
 
 
-def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(host, stub):
+@needs_sandbox
+def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(host, host_stub):
     with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
         seat.new_match(info())
         assert seat.process.alive()
         with pytest.raises(grpc.RpcError) as refused:
-            handshake(stub, seat.process.token)
+            handshake(host_stub, seat.process.token)
         assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
+@needs_sandbox
 @pytest.mark.parametrize("folder, status", [
     (MISBEHAVING / "wrong_token", "UNAUTHENTICATED: wrong or already used token"),
     (TEST_BOTS / "wrong_version", "FAILED_PRECONDITION: protocol version 99 is not supported"),
@@ -124,6 +143,7 @@ def test_a_bot_started_by_hand_says_the_arena_starts_bots():
     assert "Traceback" not in done.stderr
 
 
+@needs_sandbox
 def test_bench_protocol_prints_the_three_paths_and_the_ratio():
     result = CliRunner().invoke(main, ["bench", "protocol", "--decisions", "100", "--json"])
     assert result.exit_code == 0, result.output

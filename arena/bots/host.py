@@ -23,6 +23,7 @@ them, as the sandbox ends a bot when the thread that spawned it exits (--die-wit
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import queue
 import secrets
@@ -33,8 +34,10 @@ import threading
 import time
 from concurrent import futures
 from pathlib import Path
+from typing import Any, Callable
 
 import grpc
+from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from arena import sandbox, wire
@@ -45,6 +48,8 @@ from arena.clock import MoveClock
 from arena.errors import ArenaError
 from arena.match import MatchInfo, Seat
 from arena.v1 import arena_pb2
+
+log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = arena_pb2.PROTOCOL_VERSION_1
 MAX_MOVE_CHARS = 1000               # far above any move in notation
@@ -80,7 +85,7 @@ class BotProcess:
         env = {"ARENA_SOCKET": str(self.host.socket_path), "ARENA_TOKEN": self.token}
         self.host._expect(self)
         try:
-            self.process = sandbox.spawn(
+            self.process = self.host.spawn(
                 list(self.spec.command), self.spec.folder, env=env,
                 sockets=[self.host.socket_path], limits=self.host.limits,
                 log_path=self.log_path, log_cap_bytes=self.host.log_cap_bytes,
@@ -111,6 +116,9 @@ class BotProcess:
     def send(self, message: arena_pb2.ArenaMessage) -> None:
         if not self.alive():
             raise BotCrashed(self.spec.name, self.death_note())
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("to %s: %s", self.spec.name, text_format.MessageToString(
+                message, as_one_line=True))
         self.outbox.put(message)
 
     def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
@@ -135,6 +143,9 @@ class BotProcess:
             self.kill()
             raise BotProtocolError(self.spec.name, f"sent {len(reply)} bytes that are not a "
                                                    f"MoveReply") from None
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("from %s: %s", self.spec.name, text_format.MessageToString(
+                reply, as_one_line=True))
         if reply.act_id != act_id:
             self.kill()
             raise BotProtocolError(self.spec.name, f"answered act {reply.act_id}, "
@@ -243,9 +254,13 @@ class BotHost:
 
     def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
                  log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
-                 fresh_per_match: bool = False, max_bots: int = 64):
-        if not unsafe_no_sandbox:
+                 fresh_per_match: bool = False, max_bots: int = 64,
+                 spawn: Callable[..., Any] | None = None):
+        """`spawn` starts a bot process (sandbox.spawn's signature and result); tests give a
+        fake one to check the protocol without processes (tests/fake_transport.py)."""
+        if spawn is None and not unsafe_no_sandbox:
             sandbox.require()   # refuse before anything starts, naming the package
+        self.spawn = spawn or sandbox.spawn
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.fresh_per_match = fresh_per_match
         self.log_cap_bytes = log_cap_bytes
