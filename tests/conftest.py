@@ -26,3 +26,14 @@ def kill_rng(request) -> random.Random:
     seed = int(os.environ.get("ARENA_TEST_SEED") or random.SystemRandom().randrange(2**32))
     print(f"{request.node.name}: random kill points from ARENA_TEST_SEED={seed}")
     return random.Random(seed)
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--scale", default=None, metavar="X",
+                     help="Play X times the property tests' game counts (tests/sizes.py; "
+                          "same as ARENA_TEST_SCALE=X).")
+
+
+def pytest_configure(config) -> None:
+    if config.getoption("--scale") is not None:
+        os.environ["ARENA_TEST_SCALE"] = config.getoption("--scale")

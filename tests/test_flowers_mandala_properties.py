@@ -15,11 +15,15 @@ from collections import Counter
 
 import pytest
 
+from sizes import scaled
+
 from arena.sdk.strategies import random_move
 from arena.sdk.strategies.flowers_mandala import greedy
 from engine import records, registry
 from engine.core import CHANCE, IllegalMoveError
 from engine.games.flowers_mandala import COLOURS
+
+pytestmark = pytest.mark.slow   # many games: outside the quick selection (README)
 
 GAME = registry.get("flowers-mandala")
 PLAYER_COUNTS = (2, 3, 4)
@@ -76,7 +80,7 @@ def tile_counts(state) -> Counter:
 @pytest.mark.parametrize("draw_rule", ["up-to-4", "two"])
 def test_cards_and_tiles_are_conserved_at_every_ply(players, draw_rule):
     options = {"draw_rule": draw_rule}
-    for seed in range(30):
+    for seed in range(scaled(30)):
         start = GAME.new_state(players, options, seed=seed)
         cards, tiles = card_counts(start), tile_counts(start)
         assert cards == Counter({colour: 18 for colour in COLOURS})
@@ -93,7 +97,7 @@ def test_cards_and_tiles_are_conserved_at_every_ply(players, draw_rule):
 def test_hand_sizes_and_counts_agree_in_thousands_of_games():
     """The cheap half of conservation over many more games: sizes the observation reports."""
     for players in PLAYER_COUNTS:
-        for seed in range(600):
+        for seed in range(scaled(600)):
             def sizes(state):
                 seen = state.observation(0)
                 on_mandalas = sum(len(s["face_up"]) + len(s["face_down"])
@@ -138,7 +142,7 @@ def near_misses(move: str) -> set[str]:
 def test_every_listed_move_applies_and_near_misses_are_refused():
     checked = Counter()
     for players in PLAYER_COUNTS:
-        for seed in range(12):
+        for seed in range(scaled(12)):
             def check(state):
                 if state.is_over():
                     with pytest.raises(IllegalMoveError):
@@ -166,8 +170,8 @@ def test_every_listed_move_applies_and_near_misses_are_refused():
                         state.apply(miss)
                 assert (state.render(), state.observation(0)) == before, "refusals change nothing"
             random_game(players, seed, visit=check)
-    assert checked["play"] > 1000 and checked["tile"] > 50
-    assert checked["deck"] > 10 and checked["order"] > 30
+    assert checked["play"] > scaled(1000) and checked["tile"] > scaled(50)
+    assert checked["deck"] > scaled(10) and checked["order"] > scaled(30)
 
 
 # -- games end ------------------------------------------------------------------------------------
@@ -175,7 +179,7 @@ def test_every_listed_move_applies_and_near_misses_are_refused():
 @pytest.mark.parametrize("players", PLAYER_COUNTS)
 def test_games_end_and_their_records_replay(players):
     longest = 0
-    for seed in range(400):
+    for seed in range(scaled(400)):
         seats = []
         seed += 50_000
         state, moves = random_game(players, seed,
@@ -271,7 +275,7 @@ def _hidden_variant(setup, moves, states, observer, rng):
 def test_no_observation_leak(players):
     rng = random.Random(players)
     compared = differed = 0
-    for seed in range(25):
+    for seed in range(scaled(25)):
         final, moves = random_game(players, 70_000 + seed)
         original = _replay(players, final.setup, moves)
         for observer in range(players):

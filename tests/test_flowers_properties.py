@@ -12,10 +12,14 @@ from collections import Counter
 
 import pytest
 
+from sizes import scaled
+
 from arena.sdk.strategies import get as strategy
 from engine import records, registry
 from engine.core import IllegalMoveError
 from engine.games.flowers import SECRET_PILE
+
+pytestmark = pytest.mark.slow   # many games: outside the quick selection (README)
 
 GAME = registry.get("flowers")
 
@@ -46,7 +50,7 @@ def cards_in_play(state) -> Counter:
 @pytest.mark.parametrize("players", [1, 2, 3, 4])
 def test_cards_are_conserved_games_end_and_records_replay(players):
     longest = 0
-    for seed in range(300):
+    for seed in range(scaled(300)):
         setup = GAME.new_state(players, seed=seed).setup
         dealt = Counter(setup["gardens"] + [card for pile in setup["piles"] for card in pile])
         plies = 0
@@ -71,7 +75,7 @@ def test_cards_are_conserved_games_end_and_records_replay(players):
 
 @pytest.mark.parametrize("players", [1, 2, 3, 4])
 def test_legal_moves_are_sorted_unique_and_every_one_applies(players):
-    for seed in range(25):
+    for seed in range(scaled(25)):
         for state, move in random_game(players, 1000 + seed):
             moves = state.legal_moves()
             assert moves == sorted(set(moves))
@@ -99,7 +103,7 @@ def near_misses(state, rng: random.Random) -> list[str]:
 @pytest.mark.parametrize("players", [1, 2, 3, 4])
 def test_moves_not_listed_are_refused_and_change_nothing(players):
     rng = random.Random(players)
-    for seed in range(60):
+    for seed in range(scaled(60)):
         for state, move in random_game(players, 2000 + seed):
             if rng.random() > 0.2:
                 continue
@@ -129,7 +133,7 @@ def hidden_positions(setup: dict, drawn: list[int], state, seat: int) -> list[tu
 def test_no_observation_shows_a_hidden_card(players):
     """Shuffle what a seat may not see between setups, replay: its view is the same."""
     rng = random.Random(players)
-    for seed in range(400):
+    for seed in range(scaled(400)):
         moves = []
         drawn = [0, 0, 0]
         game = random_game(players, 3000 + seed)

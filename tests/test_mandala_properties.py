@@ -10,11 +10,15 @@ from collections import Counter
 
 import pytest
 
+from sizes import scaled
+
 from arena.sdk.strategies import mandala as mandala_strategy
 from arena.sdk.strategies import random_move
 from engine import records, registry
 from engine.core import IllegalMoveError
 from engine.games.mandala import COLOURS
+
+pytestmark = pytest.mark.slow   # many games: outside the quick selection (README)
 
 GAME = registry.get("mandala")
 FULL_DECK = Counter({colour: 18 for colour in COLOURS})
@@ -69,7 +73,7 @@ def hand_size_after(move: str, before: int, deck_size: int) -> int:
 
 def test_every_ply_conserves_the_108_cards_keeps_the_rule_of_colour_and_the_hand_limit():
     longest = 0
-    for seed in range(2000):
+    for seed in range(scaled(2000)):
         plies = 0
         previous = None
         for state, move in random_game(seed):
@@ -118,7 +122,7 @@ def legal_by_the_rules(seen: dict) -> list[str]:
 
 
 def test_the_legal_moves_are_exactly_what_the_rules_allow_sorted_and_each_once_and_all_apply():
-    for seed in range(1000):
+    for seed in range(scaled(1000)):
         for state, move in random_game(seed):
             legal = state.legal_moves()
             if move is None:
@@ -132,7 +136,7 @@ def test_the_legal_moves_are_exactly_what_the_rules_allow_sorted_and_each_once_a
 
 
 def test_the_record_of_every_random_game_replays_to_the_same_result():
-    for seed in range(2000):
+    for seed in range(scaled(2000)):
         state = GAME.new_state(2, seed=seed)
         rng = random.Random(seed)
         moves = []
@@ -168,7 +172,7 @@ def near_misses(move: str) -> set[str]:
 
 def test_every_string_not_listed_is_refused_without_effect():
     # (That every listed move applies is checked over 1000 games above.)
-    for seed in range(80):
+    for seed in range(scaled(80)):
         rng = random.Random(seed)
         for state, move in random_game(seed):
             legal = state.legal_moves()
@@ -220,7 +224,7 @@ def card_at(setup: dict, place: tuple) -> str:
 
 def test_no_leak_a_seat_sees_the_same_whatever_the_cards_hidden_from_it():
     differing = 0
-    for seed in range(400):
+    for seed in range(scaled(400)):
         for seat in (0, 1):
             state = GAME.new_state(2, seed=seed)
             rng = random.Random(seed)
@@ -255,7 +259,7 @@ def test_no_leak_a_seat_sees_the_same_whatever_the_cards_hidden_from_it():
                 replay.apply(move)
                 assert replay.observation(seat) == views[ply + 1], \
                     f"seed {seed} seat {seat}: ply {ply} shows something hidden"
-    assert differing > 700, "the hidden cards were hardly ever shuffled: the test tests nothing"
+    assert differing > scaled(700), "the hidden cards were hardly ever shuffled: the test tests nothing"
 
 
 def test_greedy_beats_random_clearly_in_both_seats():
