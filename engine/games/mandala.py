@@ -116,6 +116,15 @@ class Mandala(Game):
     options = ()
     has_chance = False
 
+    def max_plies(self, players: int, options: Mapping[str, Any]) -> int:
+        # Cards reach hands only from the deck (108 - 4 in cups - 4 on mountains = 100), and
+        # every mountain, field or discard move takes at least one card out of a hand; every
+        # take empties a colour off a mountain, which holds no more than 108 cards in all; a
+        # pass is followed by a non-pass or ends the game (second pass).
+        plays = len(COLOURS) * CARDS_PER_COLOUR - 8
+        takes = len(COLOURS) * CARDS_PER_COLOUR
+        return 2 * (plays + takes) + 2
+
     def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
         deck = [name for name in COLOURS for _ in range(CARDS_PER_COLOUR)]
         rng.shuffle(deck)
