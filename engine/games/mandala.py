@@ -44,7 +44,8 @@ _SIX = range(6)
 _MANDALAS = (0, 1)
 
 # How a setup is laid out: key -> cards in each of its 2 piles; the deck holds the rest.
-_SETUP_PILES = {"cups": 2, "hands": 6, "mountains": 2}
+CUP_CARDS = 2           # secret cards dealt into each cup
+_SETUP_PILES = {"cups": CUP_CARDS, "hands": 6, "mountains": 2}
 _DECK_SIZE = 6 * CARDS_PER_COLOUR - 2 * sum(_SETUP_PILES.values())
 
 # Every move string, built once. Because colours are alphabetical and legal counts stay below
