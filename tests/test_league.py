@@ -138,6 +138,7 @@ def test_every_deal_is_played_in_every_seating_and_counts_per_bot_are_equal(refe
     assert set(per_bot.values()) == {16}
 
 
+@pytest.mark.slow
 def test_three_player_league_plays_each_deal_in_every_rotation(tmp_path, bots):
     folder = tmp_path / "three"
     arena("league", "run", "--game", "flowers-mandala", "--players", 3, "--deals", 2,
@@ -151,6 +152,7 @@ def test_three_player_league_plays_each_deal_in_every_rotation(tmp_path, bots):
     assert {o.deal for o in outcomes if o.match_id.startswith("d0000")} == {outcomes[0].deal}
 
 
+@pytest.mark.slow
 def test_one_player_league_gives_every_bot_the_same_deals(tmp_path, bots):
     folder = tmp_path / "solo"
     done = arena("league", "run", "--game", "flowers", "--players", 1, "--deals", 2, "--seed", 6,
@@ -204,6 +206,7 @@ def test_the_ladder_and_progress_are_printed(reference):
 
 # -- resume -------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, tmp_path, bots,
                                                                    kill_rng):
     folder = tmp_path / "killed"
@@ -233,6 +236,7 @@ def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, t
     assert stored(folder) == stored(reference[0])
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_league_is_replaced_and_its_matches_played_again(
         reference, tmp_path, bots):
     folder = tmp_path / "worker-killed"
@@ -250,6 +254,7 @@ def test_a_worker_killed_mid_league_is_replaced_and_its_matches_played_again(
     assert stored(folder) == stored(reference[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_stops_cleanly_keeping_finished_matches(reference, tmp_path, bots,
                                                                   stop):

@@ -90,10 +90,26 @@ def test_a_bot_of_another_protocol_version_cannot_start(version):
     assert forfeit["reason"] == "crash" and "before its handshake" in forfeit["detail"]
 
 
-def test_wire_traffic_is_logged_at_debug(caplog):
-    with caplog.at_level(logging.DEBUG, logger="arena.bots.host"):
+class Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_wire_traffic_is_logged_at_debug():
+    logger, collect = logging.getLogger("arena.bots.host"), Collect()
+    level = logger.level
+    logger.addHandler(collect)
+    logger.setLevel(logging.DEBUG)
+    try:
         match_against_random(first_legal)
-    lines = [record.getMessage() for record in caplog.records]
+    finally:
+        logger.removeHandler(collect)
+        logger.setLevel(level)
+    lines = collect.lines
     assert any(line.startswith("to scripted: new_match {") for line in lines)
     assert any(line.startswith("to scripted: act {") for line in lines)
     assert any(line.startswith("from scripted: act_id: 1 move: ") for line in lines)

@@ -26,7 +26,8 @@ import pytest
 from arena import sandbox
 from arena.store import DB_NAME, Store
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = [pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here"),
+              pytest.mark.slow]   # Ray starts in seconds, each league: full suite only
 
 SAMPLE_BOTS = Path(__file__).resolve().parent.parent / "sample_bots"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
@@ -174,11 +175,18 @@ class ForeignCluster:
 
     def core(self) -> set[int]:
         """Its long-lived servers (GCS, raylet): what a league joining it would be seen by."""
-        return {pid for pid in self.members()
-                if re.search(rb"gcs_server|raylet", Path(f"/proc/{pid}/cmdline").read_bytes())}
+        return {pid for pid in self.members() if _program(pid) in ("gcs_server", "raylet")}
 
     def drivers_logged(self) -> list[Path]:
         return list(self.temp_dir.glob("session_*/logs/python-core-driver-*"))
+
+
+def _program(pid: int) -> str:
+    """The file name of the program a process runs ('' if it is gone)."""
+    try:
+        return Path(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()).name
+    except OSError:
+        return ""
 
 
 def free_port() -> int:
