@@ -132,12 +132,15 @@ class RayPool(Dispatcher):
             _check_token(self.address)
         self._init(ray)
         cpus = int(ray.cluster_resources().get("CPU", 0))
-        if self.workers is not None and self.workers > cpus:
-            self.shutdown()
-            where = f"the Ray cluster at {self.address}" if self.address else "this machine"
+        where = f"the Ray cluster at {self.address}" if self.address else "this machine"
+        if cpus < 1 or (self.workers or 1) > cpus:
+            self.shutdown()   # a worker that cannot get a CPU would wait forever: say so now
+            if cpus < 1:
+                raise LeagueError(f"{where} offers no CPU to Ray: each league worker needs "
+                                  "one (start the cluster's nodes with CPUs)")
             raise LeagueError(f"--workers {self.workers} but {where} has {cpus} CPUs for Ray "
-                              f"(each worker needs one): give --workers {max(cpus, 1)} or "
-                              "fewer, or leave --workers out")
+                              f"(each worker needs one): give --workers {cpus} or fewer, or "
+                              "leave --workers out")
 
     def _init(self, ray) -> None:
         if self.address is None:

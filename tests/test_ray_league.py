@@ -87,6 +87,7 @@ def test_a_league_on_ray_stores_exactly_what_local_workers_store(local_league, l
     done = arena(*league, "--executor", "ray", "--out", folder)
     assert done.returncode == 0, done.stderr
     assert "Elo" in done.stdout
+    assert done.stderr == ""   # --quiet: not a line of Ray's start-up chatter either
     assert stored(folder) == stored(local_league)
     workers = {row[0] for row in sqlite3.connect(folder / DB_NAME).execute(
         "SELECT worker FROM matches")}
