@@ -56,7 +56,8 @@ MAX_MOVE_CHARS = 1000               # far above any move in notation
 MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more breaks its stream
 DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
-EXIT_GRACE = 0.2   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
+EXIT_GRACE = 1.0   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
+# (0.2 s misread crashes as hang-ups on a loaded machine: a sandboxed tree takes a while to end)
 CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 
 
