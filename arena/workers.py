@@ -24,6 +24,7 @@ import traceback
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
 
 from arena.bots.manifest import BUILTIN
@@ -35,6 +36,10 @@ from arena.schedule import MatchSpec
 from arena.store import FinishedMatch
 
 log = logging.getLogger(__name__)
+
+_ARENA_ROOT = str(Path(__file__).resolve().parent.parent)
+"""The folder holding the `arena` package this process imported: the workers import it too."""
+
 
 # -- playing one match (what every executor's workers do) -------------------------------------
 
@@ -306,10 +311,14 @@ class LocalTransport(Transport):
         self.processes: dict[int, subprocess.Popen] = {}
 
     def start(self, index: int) -> None:
+        # -P: the current folder stays off sys.path (a folder named `arena` there would be
+        # imported instead); the worker imports the arena this process imported.
         process = subprocess.Popen(
-            [sys.executable, "-c", "from arena.workers import worker_main; worker_main()"],
+            [sys.executable, "-P", "-c", "from arena.workers import worker_main; worker_main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid())},
+            env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid()),
+                 "PYTHONPATH": os.pathsep.join(filter(None, (
+                     _ARENA_ROOT, os.environ.get("PYTHONPATH", ""))))},
             start_new_session=True)   # Ctrl-C reaches the parent only, which stops them
         self.processes[index] = process
         log.info("league worker %d started (pid %d)", index, process.pid)

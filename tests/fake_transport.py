@@ -56,7 +56,8 @@ class FakeSpawn:
 
 
 class FakeBotProcess:
-    """What sandbox.spawn returns (poll, wait, kill), for a bot that is a thread."""
+    """What sandbox.spawn returns (poll, wait, kill, death, memory_killed), for a bot that
+    is a thread."""
 
     def __init__(self, script: Script, env: dict, protocol_version: int):
         self.script = script
@@ -103,6 +104,15 @@ class FakeBotProcess:
         if self.thread.is_alive():
             raise subprocess.TimeoutExpired("fake bot", timeout)
         return self.exit_status
+
+    def death(self) -> str:
+        """How it ended, worded as the sandbox words a real bot's end."""
+        if self.exit_status < 0:
+            return f"killed by signal {-self.exit_status}"
+        return f"exited with status {self.exit_status}"
+
+    def memory_killed(self) -> bool:
+        return False   # a thread has no memory limit of its own
 
     def kill(self) -> None:
         if self.thread.is_alive():

@@ -1,8 +1,8 @@
 """The gRPC protocol between the arena and a bot: the handshake and the stream.
 
-Against the real server of a BotHost on its Unix socket, first with a client in this
-process (to read the exact status codes; the host's bots would be fakes, so no bubblewrap is
-needed), then with real sandboxed bots that get it wrong.
+Against the real server of a running bot on its Unix socket, first with a client in this
+process (to read the exact status codes; the bot is a scripted one over the fake transport,
+so no bubblewrap is needed), then with real sandboxed bots that get it wrong.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from arena.cli import main
 from arena.clock import TimeControl
 from arena.match import MatchInfo, StrategySeat, play_match
 from arena.v1 import arena_pb2, arena_pb2_grpc
-from fake_transport import FakeSpawn
+from fake_transport import FakeSpawn, fake_spec, first_legal
 
 needs_sandbox = pytest.mark.skipif(not sandbox.available(),
                                    reason="bubblewrap cannot run here")
@@ -35,20 +35,24 @@ MISBEHAVING = HERE / "misbehaving_bots"
 
 @pytest.fixture(scope="module")
 def fake_host():
-    """A host whose bots would be scripts (fake transport): its server is real, no sandbox."""
-    with BotHost(spawn=FakeSpawn({})) as bot_host:
+    """A host whose bots are scripts on threads (tests/fake_transport.py): real servers, real
+    sockets, no sandbox."""
+    with BotHost(spawn=FakeSpawn({"scripted": first_legal})) as bot_host:
         yield bot_host
 
 
 @pytest.fixture
-def stub(fake_host):
-    with grpc.insecure_channel(f"unix:{fake_host.socket_path}") as channel:
-        yield arena_pb2_grpc.ArenaStub(channel)
+def seat(fake_host):
+    """A seat of a bot that plays the first legal move, its process started and attached."""
+    with fake_host.seat(fake_spec("scripted")) as seat:
+        seat.new_match(info())
+        yield seat
 
 
 @pytest.fixture
-def host_stub(host):
-    with grpc.insecure_channel(f"unix:{host.socket_path}") as channel:
+def stub(seat):
+    """A client on the socket of the seat's bot (what another process of that bot could do)."""
+    with grpc.insecure_channel(f"unix:{seat.process.socket_path}") as channel:
         yield arena_pb2_grpc.ArenaStub(channel)
 
 
@@ -62,8 +66,9 @@ def info(seat: int = 0) -> MatchInfo:
                      bot_seed=5)
 
 
-def test_the_socket_folder_is_private(fake_host):
-    assert fake_host.socket_path.parent.stat().st_mode & 0o777 == 0o700
+def test_the_socket_folder_is_private(fake_host, seat):
+    assert seat.process.socket_path.parent == fake_host.socket_dir
+    assert fake_host.socket_dir.stat().st_mode & 0o777 == 0o700
 
 
 def test_a_wrong_token_is_refused_as_unauthenticated(stub):
@@ -97,28 +102,22 @@ def test_a_stream_without_a_handshake_is_refused(stub, metadata):
     assert "no handshake for this stream" in refused.value.details()
 
 
-@needs_sandbox
-def test_a_session_gets_one_stream_and_its_bot_plays_on(host, host_stub):
-    with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
-        seat.new_match(info())
-        second = host_stub.Play(iter(()), metadata=(("arena-session", seat.process.session),),
-                           timeout=5)
-        with pytest.raises(grpc.RpcError) as refused:
-            next(second)
-        assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        assert "already has a stream" in refused.value.details()
-        record = play_match("mandala", 2, {}, 5, [seat, StrategySeat("random", "mandala")])
-        assert record["result"]["end"] == "normal"
+def test_a_session_gets_one_stream_and_its_bot_plays_on(seat, stub):
+    second = stub.Play(iter(()), metadata=(("arena-session", seat.process.session),),
+                       timeout=5)
+    with pytest.raises(grpc.RpcError) as refused:
+        next(second)
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "already has a stream" in refused.value.details()
+    record = play_match("mandala", 2, {}, 5, [seat, StrategySeat("random", "mandala")])
+    assert record["result"]["end"] == "normal"
 
 
-@needs_sandbox
-def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(host, host_stub):
-    with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
-        seat.new_match(info())
-        assert seat.process.alive()
-        with pytest.raises(grpc.RpcError) as refused:
-            handshake(host_stub, seat.process.token)
-        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(seat, stub):
+    assert seat.process.alive()
+    with pytest.raises(grpc.RpcError) as refused:
+        handshake(stub, seat.process.token)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
 @needs_sandbox
@@ -135,6 +134,7 @@ def test_a_bot_refused_at_its_handshake_cannot_start(host, folder, status):
     seat.close()
 
 
+@needs_sandbox
 def test_a_bot_started_by_hand_says_the_arena_starts_bots():
     done = subprocess.run([sys.executable, "bot.py"], cwd=SAMPLE_BOTS / "random",
                           env={"PYTHONPATH": str(HERE.parent)}, capture_output=True, text=True,

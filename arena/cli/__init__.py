@@ -7,6 +7,7 @@ explicitly.
 from __future__ import annotations
 
 import logging
+import resource
 import sys
 
 import click
@@ -51,7 +52,19 @@ class ArenaGroup(click.Group):
               help="Log what happens: -v worker and Ray events, -vv also the bot wire traffic.")
 def main(verbose: int) -> None:
     """Arena: run bots at card games, leagues and Elo ladders."""
+    raise_open_files_limit()
     setup_logging(verbose)
+
+
+def raise_open_files_limit() -> None:
+    """Raises this process's open-files soft limit to its hard limit: every bot connection
+    and pipe costs the arena a descriptor, and a stock soft limit of 1024 is soon spent."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass   # `arena doctor` reports the limit
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -93,3 +106,5 @@ from arena.cli import ladder  # noqa: E402,F401
 from arena.cli import bench_ratings  # noqa: E402,F401
 from arena.cli import league  # noqa: E402,F401
 from arena.cli import bench_protocol  # noqa: E402,F401
+from arena.cli import bench_sandbox  # noqa: E402,F401
+from arena.cli import doctor  # noqa: E402,F401
