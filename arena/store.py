@@ -147,14 +147,7 @@ class Store:
         """A new league database in `folder`; refuses a folder that already holds a league."""
         folder = Path(folder)
         path = folder / DB_NAME
-        if path.exists():
-            with cls._existing(path, read_only=True) as existing:
-                done, total = existing.progress()
-                other = existing.league_name()
-            raise StoreError(
-                f"{folder} already holds league {other!r} ({done} of {total} "
-                f"matches done): resume it with `arena league resume {folder}` or choose "
-                "another --name")
+        cls.check_free(folder)
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -186,6 +179,19 @@ class Store:
         finally:
             draft.unlink(missing_ok=True)
         return cls._tuned(_connect(path, read_only=False), path)
+
+    @classmethod
+    def check_free(cls, folder: str | os.PathLike) -> None:
+        """Refuses a folder that already holds a league (or a database that is not ours)."""
+        path = Path(folder) / DB_NAME
+        if path.exists():
+            with cls._existing(path, read_only=True) as existing:
+                done, total = existing.progress()
+                other = existing.league_name()
+            raise StoreError(
+                f"{folder} already holds league {other!r} ({done} of {total} "
+                f"matches done): resume it with `arena league resume {folder}` or choose "
+                "another --name")
 
     @classmethod
     def open(cls, folder: str | os.PathLike) -> "Store":

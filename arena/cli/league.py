@@ -31,12 +31,13 @@ import numpy as np
 
 from arena.cli import bench, main
 from arena.clock import TimeControl
-from arena.league import (Executor, League, LeagueConfig, LeagueError, ProcessPool,
-                          default_workers, resume_league, run, start_league)
+from arena.botcheck import check_league_bots
+from arena.league import (BUILTIN, Executor, League, LeagueConfig, LeagueError, ProcessPool,
+                          check_config, default_workers, resume_league, run, start_league)
 from arena.ratings import Outcome, score_matrix
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES
-from arena.store import read_outcomes
+from arena.store import Store, read_outcomes
 from engine import registry
 
 RESULTS = Path("results")
@@ -53,6 +54,10 @@ def league() -> None:
 
 
 def _workers_option(command):
+    command = click.option("--skip-check", is_flag=True,
+                           help="Do not check the bots before the first match (by default "
+                                "each bot plays one short match, as in `arena bot check`, "
+                                "and the league refuses to start if one fails).")(command)
     command = click.option("--quiet", is_flag=True,
                            help="No progress bar (for scripts); the ladder is still printed."
                            )(command)
@@ -115,7 +120,7 @@ def _executor(workers: int | None, executor: str, ray_address: str | None) -> Ex
 @_workers_option
 def run_command(config_path, bots, game, option_pairs, players, deals, seed, move_time, tc,
                 startup_time, gauntlet, tables, name, out, unsafe_no_sandbox, workers,
-                executor, ray_address, fresh_bots, quiet):
+                executor, ray_address, fresh_bots, quiet, skip_check):
     """Run a new league and print its ladder."""
     settings = _read_config(config_path) if config_path else {}
     flags = {"game": game, "players": players, "deals": deals, "seed": seed,
@@ -134,6 +139,10 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
         if "/" in name or name in ("", ".", ".."):
             raise LeagueError(f"league name {name!r} is not a folder name: use --out for a path")
         out = RESULTS / name
+    if not skip_check:   # bad input gets its own message first
+        bots, _ = check_config(config)
+        Store.check_free(out)
+        _check_bots(config, [bot.source for bot in bots], quiet)
     with start_league(out, out.name, config) as opened:
         if not quiet:
             click.echo(f"league {out}: {config.game}, {config.players} players, "
@@ -145,14 +154,34 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
 @league.command("resume")
 @click.argument("folder", type=click.Path(path_type=Path))
 @_workers_option
-def resume_command(folder, workers, executor, ray_address, fresh_bots, quiet):
+def resume_command(folder, workers, executor, ray_address, fresh_bots, quiet, skip_check):
     """Finish a stopped or killed league (results/NAME): plays only the missing matches."""
     pool = _executor(workers, executor, ray_address)
     with resume_league(folder) as opened:
+        if not skip_check and opened.missing():
+            _check_bots(opened.config, [bot.source for bot in opened.bots], quiet)
         if not quiet:
             click.echo(f"league {folder}: {len(opened.missing())} of {len(opened.specs)} "
                        "matches to play", err=True)
         _play(opened, pool, fresh_bots, quiet)
+
+
+def _check_bots(config: LeagueConfig, sources: list[str], quiet: bool) -> None:
+    """`arena bot check` of every bot folder, one short match each at the league's game,
+    player count and time control; refuses the league (one line per failing bot) if any fails."""
+    folders = [source for source in sources if not source.startswith(BUILTIN)]
+    if not folders:
+        return
+    if not quiet:
+        click.echo(f"checking {len(folders)} bot(s) with one short match each "
+                   "(--skip-check to skip)", err=True)
+    failures = check_league_bots(folders, config.game, config.players, config.timing(),
+                                 unsafe_no_sandbox=not config.sandbox)
+    for line in failures:
+        click.echo(f"arena: {line}", err=True)
+    if failures:
+        raise LeagueError(f"{len(failures)} bot(s) failed the check: see `arena bot check "
+                          "FOLDER` for the details, fix them, or pass --skip-check")
 
 
 def _read_config(path: Path) -> dict:
