@@ -15,9 +15,10 @@ import json
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from arena.errors import ArenaError
 from arena.ratings import Outcome
@@ -284,12 +285,10 @@ class Store:
                 self.conn.execute("SELECT record FROM matches ORDER BY ord")]
 
 
-def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
-    """A league's config and every stored match as ratings Outcomes in schedule order, read
-    in one snapshot through a read-only connection (it never changes the database).
-
-    Safe on a league that is still running (WAL: readers never block the writer).
-    """
+@contextmanager
+def _reading(league: str | os.PathLike) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to a league's database (checked to be ours) in one read
+    transaction: one moment's snapshot, safe on a running league (WAL)."""
     path = database_path(league)
     if not path.is_file():
         raise StoreError(f"{league} holds no league ({DB_NAME} not found): give a folder made "
@@ -297,16 +296,43 @@ def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
     conn = _connect(path, read_only=True)
     try:
         _check_ours(conn, path)
-        with conn:   # one read transaction: the config and the matches of one moment
+        with conn:
             conn.execute("BEGIN")
-            config = json.loads(conn.execute("SELECT config FROM league").fetchone()[0])
-            rows = conn.execute("SELECT id, ord, deal, seed, bots, scores, ranks, end_kind, "
-                                "forfeit_seat FROM matches ORDER BY ord").fetchall()
+            yield conn
     except sqlite3.Error as error:
         raise StoreError(f"cannot read the league database {path}: {error}") from None
     finally:
         conn.close()
+
+
+def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
+    """A league's config and every stored match as ratings Outcomes in schedule order, read
+    in one snapshot through a read-only connection (it never changes the database)."""
+    with _reading(league) as conn:
+        config = json.loads(conn.execute("SELECT config FROM league").fetchone()[0])
+        rows = conn.execute("SELECT id, ord, deal, seed, bots, scores, ranks, end_kind, "
+                            "forfeit_seat FROM matches ORDER BY ord").fetchall()
     return config, [_outcome(*row) for row in rows]
+
+
+def read_records(league: str | os.PathLike) -> Iterator[tuple[str, dict]]:
+    """(match id, record) of every stored match, in schedule order, one at a time."""
+    with _reading(league) as conn:
+        for match_id, record in conn.execute("SELECT id, record FROM matches ORDER BY ord"):
+            yield match_id, json.loads(record)
+
+
+def read_record(league: str | os.PathLike, match_id: str) -> dict:
+    """The record of one stored match; StoreError naming a few ids when there is none."""
+    with _reading(league) as conn:
+        row = conn.execute("SELECT record FROM matches WHERE id = ?", (match_id,)).fetchone()
+        if row is None:
+            some = [found for found, in conn.execute(
+                "SELECT id FROM matches ORDER BY ord LIMIT 3")]
+            raise StoreError(f"league {league} has no match {match_id!r}"
+                             + (f" (its first: {', '.join(some)})" if some
+                                else " (no match is stored yet)"))
+    return json.loads(row[0])
 
 
 def read_outcomes(league: str | os.PathLike) -> list[Outcome]:
