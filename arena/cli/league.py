@@ -1,4 +1,4 @@
-"""`arena league run` / `arena league resume`, their progress bar, and `arena bench league`.
+"""`arena league run` / `resume` / `export`, their progress bar, and `arena bench league`.
 
 A league comes from flags, from a TOML file (`--config`), or both (flags win). Keys of the
 file, all optional but `game` and `bots`::
@@ -16,6 +16,7 @@ file, all optional but `game` and `bots`::
 """
 from __future__ import annotations
 
+import json
 import math
 import random
 import signal
@@ -37,7 +38,7 @@ from arena.league import (BUILTIN, Executor, League, LeagueConfig, LeagueError, 
 from arena.ratings import Outcome, score_matrix
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES
-from arena.store import Store, read_outcomes
+from arena.store import Store, read_outcomes, read_records
 from engine import registry
 
 RESULTS = Path("results")
@@ -345,3 +346,29 @@ def bench_league(deals, repeats, move_time):
     """Matches per second of a 4-bot mandala league of sample bots, 1 worker vs 2."""
     from arena.bench.league import measure, render
     click.echo(render(measure(deals=deals, move_time=move_time, repeats=repeats)))
+
+
+@league.command("export")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file (default: standard output).")
+def export_command(folder, output):
+    """Write a league's match records as JSON Lines: one arena-record/1 per line, in schedule
+    order, each with its league match id as key `match` (for `arena replay --match`)."""
+    if output is not None and not output.parent.is_dir():
+        raise LeagueError(f"cannot write {output}: folder {output.parent} does not exist")
+    lines = (json.dumps({**record, "match": match_id}, separators=(",", ":"))
+             for match_id, record in read_records(folder))
+    if output is None:
+        for line in lines:
+            click.echo(line)
+        return
+    draft = output.with_name(output.name + ".part")   # a reader never sees half an export
+    try:
+        with open(draft, "w") as file:
+            count = sum(file.write(line + "\n") > 0 for line in lines)
+        draft.replace(output)
+    except OSError as error:
+        draft.unlink(missing_ok=True)
+        raise LeagueError(f"cannot write {output}: {error.strerror}") from None
+    click.echo(f"{count} records of {folder} written to {output}", err=True)
