@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from arena.botstats import MatchFacts
 from arena.errors import ArenaError
 from arena.ratings import Outcome
 from arena.schedule import MatchSpec
@@ -333,6 +334,24 @@ def read_record(league: str | os.PathLike, match_id: str) -> dict:
                              + (f" (its first: {', '.join(some)})" if some
                                 else " (no match is stored yet)"))
     return json.loads(row[0])
+
+
+def read_match_facts(league: str | os.PathLike) -> list[MatchFacts]:
+    """What per-bot statistics need of every stored match (`arena.botstats`), in schedule
+    order; the records' moves and times are picked out by SQLite, not the whole records."""
+    with _reading(league) as conn:
+        rows = conn.execute(
+            "SELECT bots, scores, ranks, forfeit_seat, forfeit_reason, "
+            "json_extract(record, '$.moves'), json_extract(record, '$.times') "
+            "FROM matches ORDER BY ord").fetchall()
+    facts = []
+    for bots, scores, ranks, forfeit_seat, reason, moves, times in rows:
+        seats = [seat for seat, _ in json.loads(moves or "[]")]
+        timed = tuple((seat, float(took)) for seat, took in zip(seats, json.loads(times or "[]"))
+                      if isinstance(seat, int) and isinstance(took, (int, float)))
+        facts.append(MatchFacts(tuple(json.loads(bots)), tuple(json.loads(scores)),
+                                tuple(json.loads(ranks)), forfeit_seat, reason, timed))
+    return facts
 
 
 def read_outcomes(league: str | os.PathLike) -> list[Outcome]:

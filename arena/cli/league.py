@@ -263,7 +263,8 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 class Progress:
-    """A one-line progress bar: done/total, rate, ETA and the current leader.
+    """A one-line progress bar: done/total, rate, ETA and the current leader, the bot with
+    the highest share of pairwise points so far ("leader greedy (64% of pairwise points)").
 
     On a terminal the line redraws in place (at most 5 times a second); elsewhere (logs, CI)
     a line is printed at every tenth of the league. With no stream it stays silent.
@@ -328,7 +329,7 @@ class Progress:
         share = np.divide(matrix.points.sum(axis=1), results, out=np.zeros(len(results)),
                           where=results > 0)
         best = int(np.argmax(share))
-        return f"{matrix.bots[best].split('@')[0]} ({share[best]:.0%})"
+        return f"{matrix.bots[best].split('@')[0]} ({share[best]:.0%} of pairwise points)"
 
     def finish(self) -> None:
         if self.live:
