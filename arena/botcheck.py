@@ -30,7 +30,8 @@ from engine import records, registry
 
 PASS, FAIL, SKIP = "pass", "FAIL", "skip"
 CHECK_SEED = 20261201
-"""Seed of the check's first deal: a check is a function of the bot alone."""
+"""Seed of the check's first deal (and its bots' seeds): a check is a function of the bot
+alone, so a failure shows again when the author runs it again."""
 EXCERPT_LINES = 20
 OPPONENT = "random"
 
@@ -170,7 +171,8 @@ def _play(report: CheckReport, host, spec, match: _Match, seed: int,
     seats = [host.seat(spec) if index in match.bot_seats else StrategySeat(OPPONENT, match.game)
              for index in range(match.players)]
     try:
-        record = play_match(match.game, match.players, None, seed, seats, time_control)
+        record = play_match(match.game, match.players, None, seed, seats, time_control,
+                            bot_seeds=[seed + seat for seat in range(match.players)])
     except ArenaError as error:
         report.add(match.name, FAIL, str(error))
         return
