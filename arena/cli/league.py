@@ -32,7 +32,7 @@ import numpy as np
 from arena.cli import bench, main
 from arena.clock import TimeControl
 from arena.botcheck import check_league_bots
-from arena.keys import random_seed
+from arena.keys import LeagueKey, random_seed
 from arena.league import (BUILTIN, Executor, League, LeagueConfig, LeagueError, ProcessPool,
                           check_config, default_workers, resume_league, run, start_league)
 from arena.ratings import Outcome, score_matrix
@@ -142,7 +142,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
             raise LeagueError(f"league name {name!r} is not a folder name: use --out for a path")
         out = RESULTS / name
     if not skip_check:   # bad input gets its own message first
-        bots, _ = check_config(config)
+        bots, _ = check_config(config, LeagueKey.new())   # any key: only the bots are used
         Store.check_free(out)
         _check_bots(config, [bot.source for bot in bots], quiet)
     with start_league(out, out.name, config) as opened:
