@@ -36,6 +36,7 @@ import importlib.util
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import site
@@ -154,8 +155,10 @@ def _probe(bwrap: str) -> str | None:
 def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, str],
           sockets: Sequence[str | os.PathLike] = (), bind_rw: Sequence[str | os.PathLike] = (),
           limits: Limits = Limits(), log_path: str | os.PathLike,
-          log_cap_bytes: int = 1 * MiB, unsafe: bool = False) -> "SandboxedProcess":
-    """Starts `argv` in the bot's folder, sandboxed; its output goes to `log_path` (appended).
+          log_cap_bytes: int = 1 * MiB, log_prefix: str = "",
+          unsafe: bool = False) -> "SandboxedProcess":
+    """Starts `argv` in the bot's folder, sandboxed; its output goes to `log_path` (appended,
+    whole lines, each starting with `log_prefix`).
 
     `argv[0]` is looked up on the sandbox PATH (the arena's Python first, so `python` is the
     arena's interpreter); other paths in argv should be relative to the bot's folder. `env` is
@@ -203,7 +206,7 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
         cwd = None
         lib = LIB_DIR
     return SandboxedProcess(command, _bot_env(env, lib, unsafe), cwd, uid,
-                            Path(log_path), log_cap_bytes, arena_pipe)
+                            Path(log_path), log_cap_bytes, arena_pipe, log_prefix)
 
 
 def _bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
@@ -469,7 +472,7 @@ class SandboxedProcess:
 
     def __init__(self, command: list[str], env: dict[str, str], cwd: Path | None,
                  uid: int | None, log_path: Path, log_cap_bytes: int,
-                 arena_pipe: tuple[int, int]):
+                 arena_pipe: tuple[int, int], log_prefix: str = ""):
         self.uid = uid
         """The bot's own uid when the arena runs as root, else None."""
         self.log_path = log_path
@@ -498,7 +501,7 @@ class SandboxedProcess:
         self._lock = threading.Lock()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._drain = threading.Thread(
-            target=_drain, args=(read_end, log_path, log_cap_bytes),
+            target=_drain, args=(read_end, log_path, log_cap_bytes, log_prefix.encode()),
             name=f"sandbox-log-{self.pid}", daemon=True)
         self._drain.start()
 
@@ -574,32 +577,55 @@ class SandboxedProcess:
         self._drain.join(timeout=_KILL_TIMEOUT)
 
 
-def _drain(read_end: int, log_path: Path, cap: int) -> None:
+def _drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
     """Copies the bot's output into the log while the log holds less than `cap` bytes, adds
     one truncation note, then discards the rest until the pipe closes.
+
+    The log gets whole lines only, each starting with `prefix`, one write per batch of lines
+    (an unfinished line waits for its end, or is cut at _LOG_CHUNK bytes), control bytes shown
+    as text. So lines the arena writes into the log (match headers, which never start with a
+    prefix) stand on lines of their own, and nothing a bot prints can pass for one of them,
+    not even on a terminal.
 
     Other processes of the same bot (the same bot in two seats, other league workers) may
     append to the same log at the same time, so its size is read again before every chunk:
     together they overshoot the cap by at most a chunk each, not by a cap each.
     """
     note = _TRUNCATION_NOTE.format(cap=cap).encode()
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        with open(log_path, "ab") as log:
-            size = os.fstat(log.fileno()).st_size
-            already_noted = size > cap  # an earlier run of this bot filled the log
-            while size < cap:
-                chunk = os.read(read_end, min(cap - size, _LOG_CHUNK))
-                if not chunk:
-                    return
-                log.write(chunk)
-                log.flush()
-                size = os.fstat(log.fileno()).st_size
-            if not already_noted and size < cap + len(note):   # nobody else noted it
-                log.write(note)
-                log.flush()
+        size = os.fstat(log).st_size
+        already_noted = size > cap  # an earlier run of this bot filled the log
+        pending = b""
+        while size < cap:
+            chunk = os.read(read_end, min(cap - size, _LOG_CHUNK))
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            if pending and (not chunk or len(pending) >= _LOG_CHUNK):   # end, or too long
+                lines.append(pending)
+                pending = b""
+            if lines:   # cut at the cap: prefixes must not let many short lines overshoot it
+                batch = b"".join(prefix + _CONTROL.sub(_shown_byte, line) + b"\n"
+                                 for line in lines)
+                os.write(log, batch[:max(0, cap - size)])
+                size = os.fstat(log).st_size
+            if not chunk:
+                return
+        if not already_noted and size < cap + len(note):   # nobody else noted it
+            os.write(log, note)
         _discard_all(read_end)
     finally:
+        os.close(log)
         os.close(read_end)
+
+
+_CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
+"""Control bytes but tab and newline: a carriage return or a terminal escape in a bot's line
+could hide its prefix on a screen, so they are written as visible `\\xNN` text."""
+
+
+def _shown_byte(match: re.Match) -> bytes:
+    return b"\\x%02x" % match[0][0]
 
 
 def _discard_all(read_end: int) -> None:
