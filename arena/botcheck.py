@@ -20,7 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from arena.bot_errors import BotError
 from arena.clock import TimeControl
@@ -49,6 +49,7 @@ class CheckReport:
     bot: str = ""
     rows: list[CheckRow] = field(default_factory=list)
     log_excerpt: str = ""
+    on_row: Callable[[CheckRow], None] | None = field(default=None, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -59,6 +60,8 @@ class CheckReport:
 
     def add(self, check: str, result: str, detail: str) -> None:
         self.rows.append(CheckRow(check, result, detail))
+        if self.on_row is not None:
+            self.on_row(self.rows[-1])
 
 
 @dataclass(frozen=True)
@@ -80,13 +83,15 @@ class _Match:
 def check_bot(folder: str | Path, games: Sequence[str] | None = None, *,
               unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
               time_control: TimeControl | None = None,
-              players: Sequence[int] | None = None, self_play: bool = True) -> CheckReport:
+              players: Sequence[int] | None = None, self_play: bool = True,
+              on_row: Callable[[CheckRow], None] | None = None) -> CheckReport:
     """Checks the bot in `folder` in `games` (default: every game it declares), at every
     player count (or only `players`); never raises for the bot's faults, only reports them.
 
     Bot logs go to `log_dir` (kept), else to a temporary folder removed afterwards.
+    `on_row` sees each row as soon as its check is done (for progress).
     """
-    report = CheckReport(Path(folder))
+    report = CheckReport(Path(folder), on_row=on_row)
     spec = _manifest(report, folder, games)
     if spec is None:
         return report

@@ -60,28 +60,36 @@ def test_one_player_games_give_the_mean_score_and_no_seat_results():
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_ladder_stats_of_a_league_match_its_records(tmp_path):
     folder = tmp_path / "lg"
-    arena("league", "run", "--game", "mandala", "--deals", 6, "--seed", 3, "--bot",
-          ROOT / "tests" / "league_bots" / "crashy", "--bot", "random", "--out", folder,
-          "--quiet", "--skip-check", "--workers", 1)
+    arena("league", "run", "--game", "mandala", "--deals", 4, "--seed", 3,
+          "--bot", ROOT / "tests" / "league_bots" / "crashy",
+          "--bot", ROOT / "tests" / "misbehaving_bots" / "illegal_move",
+          "--bot", "random", "--out", folder, "--quiet", "--skip-check", "--workers", 1)
     stats = {row["bot"].split("@")[0]: row for row in
              json.loads(arena("ladder", folder, "--stats", "--format", "json").stdout)["stats"]}
     with Store.open(folder) as store:
         records = store.records()
+    assert sorted(stats) == ["crashy", "illegal_move", "random"]
     for name, row in stats.items():
         points, times, forfeits = [], [], 0
-        for record in records:
+        played = [record for record in records if name in record["players"]]
+        for record in played:
             seat = record["players"].index(name)
             points.append(record["result"]["scores"][seat])
             times += [t for (mover, _), t in zip(record["moves"], record["times"]) if mover == seat]
             forfeits += record["result"].get("forfeit", {}).get("seat") == seat
-        assert row["matches"] == len(records) == 12
+        assert row["matches"] == len(played) == 16
         assert row["mean_points"] == round(statistics.mean(points), 2)
         assert row["sd_points"] == round(statistics.stdev(points), 2)
-        assert row["max_move_ms"] == round(max(times) * 1000, 1)
+        assert row["max_move_ms"] == (round(max(times) * 1000, 1) if times else None)
         assert sum(row["forfeits"].values()) == forfeits
-    assert set(stats["crashy"]["forfeits"]) == {"crash"} and stats["random"]["forfeits"] == {}
+    # illegal_move forfeits every match it plays; crashy crashes when its keyed rng_seed is a
+    # multiple of 3 (in some matches, by chance); random never forfeits.
+    assert stats["illegal_move"]["forfeits"] == {"illegal": 16}
+    assert set(stats["crashy"]["forfeits"]) <= {"crash"} and stats["random"]["forfeits"] == {}
     table = arena("ladder", folder, "--stats").stdout
-    assert "crash " in table and "1st seat %" in table and "move ms max" in table
+    row = next(line for line in table.splitlines() if line.startswith("illegal_move"))
+    assert row.endswith("illegal 16")
+    assert "1st seat %" in table and "move ms max" in table
 
 
 def test_a_one_player_league_shows_each_bots_mean_score(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 from browser import chromium
 
 from arena.replay_page import render_replay_html, steps
+from engine import records
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
@@ -128,3 +129,23 @@ def test_the_html_format_of_the_cli_is_the_page(league):
     assert done.stdout.startswith("<!doctype html>")
     assert "random (builtin) vs greedy (builtin)" in done.stdout
     assert done.stdout.count('<script>') == 1   # the page's own script, nothing else
+
+
+def test_a_forfeited_match_replays_to_its_forfeit(played, tmp_path):
+    record = json.loads(played[0].read_text())
+    # Cut before a seat's move (not a chance move): that seat is to move, and forfeits.
+    kept = next(ply for ply in range(7, len(record["moves"]))
+                if isinstance(record["moves"][ply][0], int))
+    mover = record["moves"][kept][0]
+    record["moves"] = record["moves"][:kept]
+    record["times"] = record["times"][:kept]
+    record["result"] = records.forfeit_result(3, mover, "timeout", "no move within 1.000 s")
+    path = tmp_path / "forfeit.json"
+    path.write_text(json.dumps(record))
+    lines = arena("replay", path).stdout.rstrip().splitlines()
+    name = record["players"][mover]
+    assert lines[-2] == (f"forfeit by seat {mover} ({name}), timeout: no move within 1.000 s")
+    assert lines[-1].startswith("result: scores") and lines[-1].endswith("end forfeit")
+    assert f"ply {kept - 1} " in "\n".join(lines) and f"ply {kept} " not in "\n".join(lines)
+    page = render_replay_html(record)
+    assert f"forfeit by seat {mover} (timeout): no move within 1.000 s" in page

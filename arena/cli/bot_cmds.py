@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 from tabulate import tabulate
 
-from arena.botcheck import check_bot
+from arena.botcheck import CheckRow, check_bot
 from arena.cli import main
 from arena.clock import TimeControl
 from engine import registry
@@ -35,7 +35,7 @@ def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_san
     for game in games:
         registry.get(game)   # an unknown game is a usage error (exit 2), not a failed check
     report = check_bot(folder, list(games) or None, unsafe_no_sandbox=unsafe_no_sandbox,
-                       time_control=time_control)
+                       time_control=time_control, on_row=_progress)
     click.echo(tabulate([(row.check, row.result, row.detail) for row in report.rows],
                         headers=("check", "result", "detail"), tablefmt="simple",
                         maxcolwidths=[None, None, 90]))
@@ -45,3 +45,7 @@ def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_san
     click.echo(f"\n{report.bot or folder}: "
                + ("all checks passed" if report.passed else f"{failed} check(s) failed"))
     ctx.exit(0 if report.passed else 1)
+
+
+def _progress(row: CheckRow) -> None:
+    click.echo(f"  {row.check}: {row.result}", err=True)
