@@ -15,8 +15,6 @@ league's game and player count, each bot version checked once.
 """
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +86,8 @@ def check_bot(folder: str | Path, games: Sequence[str] | None = None, *,
     """Checks the bot in `folder` in `games` (default: every game it declares), at every
     player count (or only `players`); never raises for the bot's faults, only reports them.
 
-    Bot logs go to `log_dir` (kept), else to a temporary folder removed afterwards.
+    Bot logs go to `log_dir` (kept), else to a temporary folder removed afterwards (the
+    report keeps the end of the log when a check failed).
     `on_row` sees each row as soon as its check is done (for progress).
     """
     report = CheckReport(Path(folder), on_row=on_row)
@@ -103,22 +102,18 @@ def check_bot(folder: str | Path, games: Sequence[str] | None = None, *,
         return report
     from arena.bots import BotHost   # gRPC only when a bot is really started
 
-    logs = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-check-"))
-    try:
-        with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=logs) as host:
-            if _startup(report, host, spec, time_control):
-                for index, match in enumerate(plan):
-                    _play(report, host, spec, match, CHECK_SEED + index, time_control)
-            else:
-                report.add("matches", SKIP, "not played: the bot did not start")
+    with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir) as host:
+        if _startup(report, host, spec, time_control):
+            for index, match in enumerate(plan):
+                _play(report, host, spec, match, CHECK_SEED + index, time_control)
+        else:
+            report.add("matches", SKIP, "not played: the bot did not start")
         if not report.passed:
-            report.log_excerpt = _excerpt(logs)
-        if log_dir is None:   # the folder goes: name the log as the excerpt does
-            report.rows = [CheckRow(row.check, row.result, row.detail.replace(f"{logs}/", ""))
+            report.log_excerpt = _excerpt(host.log_dir)
+        if host.temporary_logs:   # removed with the host: name the log as the excerpt does
+            report.rows = [CheckRow(row.check, row.result,
+                                    row.detail.replace(f"{host.log_dir}/", ""))
                            for row in report.rows]
-    finally:
-        if log_dir is None:
-            shutil.rmtree(logs, ignore_errors=True)
     return report
 
 
@@ -160,7 +155,7 @@ def _plan(games: Iterable[str], players: Sequence[int] | None, self_play: bool) 
 def _startup(report: CheckReport, host, spec, time_control: TimeControl) -> bool:
     started = time.monotonic()
     try:
-        process = host._start(spec, time_control.startup)
+        process = host._start(spec, time_control.startup, header="bot check: start-up")
     except BotError as error:
         report.add("start-up", FAIL, f"{error.reason}: {error.problem}")
         return False
@@ -177,7 +172,8 @@ def _play(report: CheckReport, host, spec, match: _Match, seed: int,
              for index in range(match.players)]
     try:
         record = play_match(match.game, match.players, None, seed, seats, time_control,
-                            bot_seeds=[seed + seat for seat in range(match.players)])
+                            bot_seeds=[seed + seat for seat in range(match.players)],
+                            label=f"bot check ({match.name})")
     except ArenaError as error:
         report.add(match.name, FAIL, str(error))
         return

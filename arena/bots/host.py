@@ -120,6 +120,7 @@ class BotProcess:
         """Writes `text` into the log as an arena line: `== arena: ... ==`, naming the process
         whose lines (those starting `TAG| `) follow. A bot's own lines always start with its
         tag, so no bot output can pass for a header. Not written once the log is full."""
+        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
         line = f"{LOG_HEADER} {text}; process {self.tag} ==\n".encode(errors="replace")
         fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

@@ -61,6 +61,8 @@ class BotSpec:
         name, command, games = data.get("name"), data.get("command"), data.get("games")
         if not (isinstance(name, str) and name.strip()):
             raise ArenaError(f"{manifest}: `name` must be a non-empty string")
+        if not name.isprintable():   # a newline or terminal escape would reach logs and tables
+            raise ArenaError(f"{manifest}: `name` must be printable text, not {name!r}")
         if not (isinstance(command, list) and command
                 and all(isinstance(part, str) and part for part in command)):
             raise ArenaError(f'{manifest}: `command` must be a list of strings, e.g. '
