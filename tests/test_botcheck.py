@@ -13,6 +13,9 @@ import pytest
 
 from arena.botcheck import check_bot
 from arena.clock import TimeControl
+from arena.league import start_league
+from arena.league_config import config_from_settings
+from arena.store import Store
 from engine import registry
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
@@ -129,3 +132,16 @@ def test_a_name_that_is_not_printable_text_fails_the_manifest(tmp_path):
     report = check_bot(bot)
     assert [(row.check, row.result) for row in report.rows] == [("manifest", "FAIL")]
     assert "`name` must be printable text" in report.rows[0].detail
+
+
+def test_resuming_a_league_checks_its_bots_too(tmp_path):
+    folder = tmp_path / "stopped"
+    config = config_from_settings({"game": "mandala", "seed": 5, "deals": 1, "bots": [
+        str(SAMPLES / "random"), str(MISBEHAVING / "illegal_move")]})
+    start_league(folder, "stopped", config).close()   # made, no match played yet
+    done = arena("league", "resume", folder, "--quiet")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[0].startswith("arena: bot illegal_move (")
+    with Store.open(folder) as store:
+        assert store.progress() == (0, 2)   # nothing played, nothing lost
+    assert arena("league", "resume", folder, "--quiet", "--skip-check").returncode == 0

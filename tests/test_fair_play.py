@@ -36,6 +36,9 @@ SAMPLE_BOTS = ROOT / "sample_bots"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 
 
+BOT_LINE = re.compile(r"^\d+\.\d+\| ")
+
+
 def arena(*args) -> subprocess.CompletedProcess:
     done = subprocess.run([*ARENA, *map(str, args)], capture_output=True, text=True,
                           timeout=600, cwd=ROOT)
@@ -52,9 +55,12 @@ def bot_module(name: str):
 
 
 def log_lines(folder: Path, prefix: str) -> list[str]:
-    """Every line starting with `prefix` in the bot logs under `folder`."""
-    return [line for log in sorted(folder.rglob("*.log"))
-            for line in log.read_text(errors="replace").splitlines() if line.startswith(prefix)]
+    """Every line a bot printed starting with `prefix` in the bot logs under `folder` (in the
+    log, each comes behind its process tag: `TAG| line`)."""
+    printed = (BOT_LINE.sub("", line) for log in sorted(folder.rglob("*.log"))
+               for line in log.read_text(errors="replace").splitlines()
+               if BOT_LINE.match(line))
+    return [line for line in printed if line.startswith(prefix)]
 
 
 # -- no seed to crack ---------------------------------------------------------------------------
