@@ -83,11 +83,15 @@ def _page_data(record: Mapping[str, Any]) -> dict:
     names = seat_names(record)
     players = len(names)
     used = [0.0] * players   # seconds each seat has used so far
+    moved = [0] * players
+    control = record.get("time_control") or {}
+    bank, increment = control.get("bank"), control.get("increment") or 0.0
     frames = []
     last = None
     for step in steps(record):
         if isinstance(step.seat, int) and step.seconds is not None:
             used[step.seat] += step.seconds
+            moved[step.seat] += 1
         if step.ply is None:
             what = "start of the match"
         else:
@@ -99,7 +103,10 @@ def _page_data(record: Mapping[str, Any]) -> dict:
             "what": what,
             "table": step.state.render(),
             "views": [_view_text(step.state.observation(seat)) for seat in range(players)],
-            "clock": [f"seat {seat}: {used[seat]:.3f} s used" for seat in range(players)],
+            "clock": [f"seat {seat}: {used[seat]:.3f} s used in {moved[seat]} moves"
+                      + ("" if bank is None else
+                         f", {bank + increment * moved[seat] - used[seat]:.3f} s left in its bank")
+                      for seat in range(players)],
         })
         last = step.state
     final = last.render_result() if last is not None and last.is_over() else ""
@@ -147,6 +154,15 @@ nav button { font-size: 1em; margin-right: 0.3em; }
 """
 
 
+def _describe_control(control: Mapping[str, Any]) -> str:
+    parts = []
+    if control.get("move_time") is not None:
+        parts.append(f"{control['move_time']:g} s per move")
+    if control.get("bank") is not None:
+        parts.append(f"bank {control['bank']:g} s + {control.get('increment') or 0:g} s per move")
+    return ", ".join(parts) or "no time control recorded"
+
+
 def _json_for_script(value: Any) -> str:
     """JSON that cannot end its <script> element or open a comment, whatever it holds."""
     return (json.dumps(value).replace("&", "\\u0026").replace("<", "\\u003c")
@@ -174,7 +190,7 @@ def render_replay_html(record: Mapping[str, Any]) -> str:
 <h2>Table</h2>
 <pre id="table"></pre>
 <pre id="final"></pre>
-<h2>Clock</h2>
+<h2>Clock ({escape(_describe_control(record.get("time_control") or {}))})</h2>
 <pre id="clock"></pre>
 <h2>Each seat's own view</h2>
 <div class="views">

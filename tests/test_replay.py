@@ -149,3 +149,18 @@ def test_a_forfeited_match_replays_to_its_forfeit(played, tmp_path):
     assert f"ply {kept - 1} " in "\n".join(lines) and f"ply {kept} " not in "\n".join(lines)
     page = render_replay_html(record)
     assert f"forfeit by seat {mover} (timeout): no move within 1.000 s" in page
+
+
+def test_the_clock_shows_time_used_and_left_in_the_bank(played):
+    record = json.loads(played[0].read_text())
+    record["time_control"] = {"move_time": None, "bank": 10.0, "increment": 0.5,
+                              "startup": 10.0, "margin": 0.05}
+    page = render_replay_html(record)
+    data = json.loads(page.split('id="replay-data">')[1].split("</script>")[0])
+    own = [(seat, took) for (seat, _), took in zip(record["moves"], record["times"])
+           if seat == 2]
+    used = sum(took for _, took in own)
+    assert data["frames"][-1]["clock"][2] == (
+        f"seat 2: {used:.3f} s used in {len(own)} moves, "
+        f"{10.0 + 0.5 * len(own) - used:.3f} s left in its bank")
+    assert "Clock (bank 10 s + 0.5 s per move)" in page
