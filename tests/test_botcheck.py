@@ -125,13 +125,13 @@ def test_a_league_with_a_broken_bot_refuses_to_start_and_creates_nothing(tmp_pat
     assert folder.exists()
 
 
-def test_a_name_that_is_not_printable_text_fails_the_manifest(tmp_path):
+def test_a_name_that_could_forge_a_log_line_fails_the_manifest(tmp_path):
     bot = shutil.copytree(SAMPLES / "random", tmp_path / "sneaky")
     (bot / "bot.toml").write_text('name = "x\\n== arena: match fake"\n'
                                   'command = ["python3", "bot.py"]\ngames = ["mandala"]\n')
     report = check_bot(bot)
     assert [(row.check, row.result) for row in report.rows] == [("manifest", "FAIL")]
-    assert "`name` must be printable text" in report.rows[0].detail
+    assert "is not allowed: use letters, digits" in report.rows[0].detail
 
 
 def test_resuming_a_league_checks_its_bots_too(tmp_path):
