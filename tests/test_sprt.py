@@ -82,3 +82,20 @@ def test_the_simulation_is_calibrated_to_the_requested_elo():
     pairs = [simulation.simulated_pair(rng, strength) for _ in range(40_000)]
     mean = sum(a + b for a, b in pairs) / (2 * len(pairs))
     assert mean == pytest.approx(sprt.logistic_score(40), abs=0.005)
+
+
+def test_bench_sprt_compares_pentanomial_and_trinomial_on_the_same_games():
+    import json
+
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    result = CliRunner().invoke(main, ["bench", "sprt", "--runs", "4", "--elo", "40",
+                                       "--elo1", "40", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)["results"]
+    assert [f["test"] for f in figures] == ["pentanomial", "trinomial"]
+    for figure in figures:
+        assert figure["runs"] == 4 and figure["mean_pairs"] > 0
+        assert 0 <= figure["accepted_h1"] <= 1

@@ -62,3 +62,4 @@ from arena.cli import bench_ratings  # noqa: E402,F401
 from arena.cli import league  # noqa: E402,F401
 from arena.cli import bench_protocol  # noqa: E402,F401
 from arena.cli import bench_ismcts  # noqa: E402,F401
+from arena.cli import bench_sprt  # noqa: E402,F401
