@@ -98,6 +98,9 @@ def resume_league(folder: str | os.PathLike) -> League:
         store.close()
         raise
     try:
+        if "sprt" in store.config():
+            raise LeagueError(f"{folder} holds an A/B test: continue it by running the same "
+                              "`arena sprt` command again")
         config = LeagueConfig.from_json(store.config())
         rules = registry.get(config.game).rules()
         if config.rules not in (None, rules):

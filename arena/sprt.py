@@ -61,8 +61,12 @@ def _distribution(counts: Sequence[float], scores: Sequence[float]) -> tuple[flo
 
 
 def mean_and_variance(counts: Sequence[float], scores: Sequence[float]) -> tuple[float, float]:
-    """Mean and variance of one observation (a pair's mean or a game) from class counts."""
-    _, p = _distribution(counts, scores)
+    """Mean and variance of one observation (a pair's mean or a game) from class counts
+    (0.5 and 0 with no counts)."""
+    total = sum(counts)
+    if not total:
+        return 0.5, 0.0
+    p = [c / total for c in counts]
     mean = sum(pi * a for pi, a in zip(p, scores))
     return mean, sum(pi * (a - mean) ** 2 for pi, a in zip(p, scores))
 
@@ -162,13 +166,14 @@ def estimate(counts: Sequence[float]) -> Estimate:
                     logistic_elo(high), NELO_PER_T * (mean - 0.5) / sigma if sigma else 0.0)
 
 
-def variance_ratio(pentanomial: Sequence[float], trinomial: Sequence[float]) -> float:
+def variance_ratio(pentanomial: Sequence[float], trinomial: Sequence[float]) -> float | None:
     """Variance of a pair's mean over what it would be with two independent games (the
     games' own variance / 2): below 1 when pairing helps. 1 - ratio is the reduction; a
-    test needs about `ratio` times as many pairs as one on independent games."""
+    test needs about `ratio` times as many pairs as one on independent games. None while
+    the games do not vary at all."""
     _, pair_variance = mean_and_variance(pentanomial, PAIR_SCORES)
     _, game_variance = mean_and_variance(trinomial, GAME_SCORES)
-    return pair_variance / (game_variance / 2) if game_variance else 1.0
+    return pair_variance / (game_variance / 2) if game_variance else None
 
 
 class Tally:

@@ -63,3 +63,4 @@ from arena.cli import league  # noqa: E402,F401
 from arena.cli import bench_protocol  # noqa: E402,F401
 from arena.cli import bench_ismcts  # noqa: E402,F401
 from arena.cli import bench_sprt  # noqa: E402,F401
+from arena.cli import sprt  # noqa: E402,F401
