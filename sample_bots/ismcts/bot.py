@@ -1,5 +1,10 @@
 """Sample bot `ismcts`: information-set MCTS on the engine, guided by the greedy heuristic.
 
+In `flowers` it searches the draws (where the hidden pile and the other gardens matter) and
+lays the drawn card where greedy's estimate says: a placement hides nothing, and the search's
+averages over later turns chose worse cells than that one-ply estimate (4 of 12 games won
+against greedy placing by search, 8 of 12 drawing by search and placing by greedy).
+
 Thinks for a share of its clock (arena.sdk.ismcts.time_budget), or for a fixed number of
 iterations with `--iterations N`: then its moves depend only on the match's rng_seed and what
 it is shown, so a match against deterministic bots replays exactly.
@@ -33,6 +38,8 @@ class IsmctsBot(Bot):
         if len(legal_moves) == 1:
             return legal_moves[0]
         hint = self.greedy(observation, legal_moves, self.rng)
+        if self.match.game == "flowers" and observation["phase"] == "place":
+            return hint
         seconds = None
         if self.iterations is None:
             clock = self.clock
