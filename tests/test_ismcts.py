@@ -58,8 +58,9 @@ def test_ismcts_keeps_its_clock_at_a_tenth_of_a_second_per_move(host):
 
 
 def test_the_time_budget_is_a_share_of_what_the_move_may_take():
-    assert time_budget(None, 0.1, 0.1) == pytest.approx(0.05)
-    assert time_budget(None, 1.0, 1.0) == pytest.approx(0.5)
+    assert time_budget(None, 0.1, 0.1) == pytest.approx(0.03)
+    assert time_budget(None, 0.2, 0.2) == pytest.approx(0.08)
+    assert time_budget(None, 1.0, 1.0) == pytest.approx(0.4)
     assert time_budget(10.0, None, 10.0, increment=0.1) == pytest.approx(0.58)
     assert time_budget(0.5, 1.0, 0.5) < 0.5 / 10      # an almost empty bank: spend little
     assert time_budget(None, None, None) == 1.0
