@@ -22,7 +22,7 @@ from typing import Callable
 from arena import sprt
 from arena.bots.manifest import BUILTIN
 from arena.keys import LeagueKey
-from arena.league import League, _lock, run
+from arena.league import League, lock_folder, run
 from arena.league_config import LeagueConfig, LeagueError, load_bot
 from arena.ratings import Outcome
 from arena.schedule import duplicate_pairs
@@ -147,7 +147,7 @@ def open_test(folder: Path, config: LeagueConfig, hypotheses: Hypotheses,
                                       "started: restore it, or test the new version under "
                                       "another --name")
             key = store.league_key()
-            lock = _lock(folder)
+            lock = lock_folder(folder)
         except (LeagueError, StoreError):
             store.close()
             raise
@@ -156,7 +156,7 @@ def open_test(folder: Path, config: LeagueConfig, hypotheses: Hypotheses,
         store = Store.create(folder, name=folder.name, config=_stored_form(config, hypotheses),
                              planned=2 * hypotheses.max_pairs, bots=bots, key=key)
         try:
-            lock = _lock(folder)
+            lock = lock_folder(folder)
         except LeagueError:
             store.close()
             raise

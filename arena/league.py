@@ -57,7 +57,7 @@ class League:
         return [spec for spec in self.specs if spec.id not in done]
 
 
-def _lock(folder: Path) -> int:
+def lock_folder(folder: Path) -> int:
     """An exclusive lock on the league folder: two runs of one league would double matches.
     The kernel drops it when the process dies, so a killed league can be resumed at once."""
     fd = os.open(folder / "league.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -81,7 +81,7 @@ def start_league(folder: str | os.PathLike, name: str, config: LeagueConfig) -> 
     store = Store.create(folder, name=name, config=config.to_json(), planned=len(specs),
                          bots=bots, key=key)
     try:
-        lock = _lock(folder)
+        lock = lock_folder(folder)
     except LeagueError:
         store.close()
         raise
@@ -93,7 +93,7 @@ def resume_league(folder: str | os.PathLike) -> League:
     folder = Path(folder)
     store = Store.open(folder)
     try:
-        lock = _lock(folder)
+        lock = lock_folder(folder)
     except LeagueError:
         store.close()
         raise

@@ -108,3 +108,16 @@ def test_bench_ismcts_reports_iterations_per_second(tmp_path):
     assert [f["players"] for f in figures] == [2, 3, 4]
     for f in figures:
         assert f["iterations"] > 0 and f["iterations_per_second"] > 0
+
+
+def test_a_timed_search_that_gets_little_cpu_stops_at_half_its_time(monkeypatch):
+    """A search that got under half a core (here: a CPU clock that stands still, as for a
+    process the scheduler keeps waiting) leaves half its time as slack for the deadline."""
+    import arena.sdk.ismcts as ismcts
+
+    game = registry.get("mandala")
+    state = game.new_state(2, seed=1)
+    seen, legal = state.observation(0), state.legal_moves()
+    monkeypatch.setattr(ismcts.time, "thread_time", lambda: 0.0)
+    result = Searcher("mandala").search(seen, legal, random.Random(1), seconds=0.4)
+    assert 0.2 <= result.seconds < 0.35

@@ -34,6 +34,7 @@ MARGIN_WEIGHT = 0.1    # share of the reward that comes from the score margin
 MARGIN_SCALE = 10.0    # points of margin that make most of that share
 SOLO_SCALE = 15.0      # points around which a lone player's reward bends
 ESTIMATE_SCALE = 4.0   # estimated points between two seats that make most of a win
+CONTENDED_SHARE = 0.5  # below this share of a core, a timed search stops at half its time
 HINT_SHARE = 0.1       # head start of a heuristic's move in the final count
 HAND_CARD_VALUE = 0.2  # flowers-mandala: a card in hand, in points
 
@@ -154,12 +155,16 @@ class Searcher:
         """The move to play: runs `iterations` iterations, or as many as fit in `seconds`
         (at least one). With `iterations` the answer depends only on rng and the input.
 
+        A search on a busy machine (it got less than CONTENDED_SHARE of a core so far) stops
+        at half its time: there the scheduler's pauses are long and frequent, and the time
+        left is what absorbs them before the deadline.
+
         `hint` (a heuristic's choice) starts the final count with a head start of
         HINT_SHARE of the iterations: with few iterations the visit counts are noisy, and
         another move must then earn clearly more visits to be played instead."""
         if iterations is None and seconds is None:
             raise ValueError("give an iteration count or a time budget")
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         if len(legal_moves) == 1:
             return Result(legal_moves[0], 0, 0.0, {legal_moves[0]: 0})
         seat = observation["seat"]
@@ -175,8 +180,12 @@ class Searcher:
                 done += 1
                 if iterations is not None and done >= iterations:
                     break
-                if seconds is not None and time.perf_counter() - started >= seconds:
-                    break
+                if seconds is not None:
+                    elapsed = time.perf_counter() - started
+                    if elapsed >= seconds or (
+                            elapsed >= seconds / 2 and time.thread_time() - cpu_started
+                            < CONTENDED_SHARE * elapsed):
+                        break
         finally:
             if collecting:
                 gc.enable()
