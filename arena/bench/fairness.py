@@ -5,7 +5,8 @@
   children, each in a session of its own, spinning forever). Bots are frozen between their
   turns, so the thief's children get no CPU while the fixed-work bot thinks: its median move
   time should stay within `TARGET_RATIO` of its time against the quiet bot, and the thief's
-  processes should use no CPU at all during its moves (read from the thief's cgroup). Bots
+  processes should use next to no CPU during its moves (read from the thief's cgroup: the
+  freeze is not waited for, so a child may spin a moment into the next turn). Bots
   have their default limits (one core each): the thief's children spin at full speed during
   its own turns, which on a loaded machine costs every bot under the arena's cgroup some
   priority against the host's other processes; the quota bounds that.
@@ -201,7 +202,7 @@ def throughput(folder: Path, deals: int, *, fair: bool) -> float:
         return len(specs) / (time.perf_counter() - started)
 
 
-def run(matches: int = 4, deals: int = 10, repeats: int = 2) -> list[str]:
+def run(matches: int = 4, deals: int = 20, repeats: int = 2) -> list[str]:
     """Both measures; the report lines."""
     with tempfile.TemporaryDirectory(prefix="arena-bench-fairness-") as temporary:
         folder = Path(temporary)
