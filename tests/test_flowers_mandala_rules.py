@@ -1,5 +1,5 @@
 """Flowers-mandala rules: one hand-built scenario per rule and per [decision] of
-shared/rules/flowers-mandala.md (the Tests list of issue 3).
+docs/rules/flowers-mandala.md (the Tests list of issue 3).
 
 Every scenario starts from an explicit setup in the records.md form and plays moves through
 the public interface, then checks legal moves, the observation, scores and ranks. Unless a

@@ -1,4 +1,4 @@
-"""Mandala rules, one hand-built scenario per rule and per [decision] of shared/rules/mandala.md.
+"""Mandala rules, one hand-built scenario per rule and per [decision] of docs/rules/mandala.md.
 
 Every scenario starts from an explicit setup in the records.md form and plays moves through
 the public interface; it then checks legal-move lists, the observation, scores and ranks.

@@ -1,4 +1,4 @@
-"""Match records per shared/records.md: what a record holds, what cannot be read, how it verifies.
+"""Match records per docs/notation.md: what a record holds, what cannot be read, how it verifies.
 
 Records here come from real random games of `mandala` (and `flowers` for a rule option),
 then are tampered with the way a broken writer or a cheat would.

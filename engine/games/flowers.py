@@ -1,4 +1,4 @@
-"""FLOWERS, the garden-laying card game (`shared/rules/flowers.md`), 1 to 4 players.
+"""FLOWERS, the garden-laying card game (`docs/rules/flowers.md`), 1 to 4 players.
 
 Components: 108 cards, 4 colours (`b g r y`) x (three 1s, six 2s, eight 3s, ten 4s); three
 of each colour's 4s carry a butterfly of one other colour each. Card notation: `b3`, `y4+g`.

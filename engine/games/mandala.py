@@ -1,6 +1,6 @@
 """Mandala: two players build two shared mandalas and collect colours into a river and a cup.
 
-Rules: `shared/rules/mandala.md` (every [decision] there is implemented here).
+Rules: `docs/rules/mandala.md` (every reading marked "Arena's reading" there is implemented here).
 
 - Players: exactly 2; seat 0 moves first. No rule options. No chance moves: the setup holds
   the whole deck order, so a match is fully determined by its setup and its moves.
@@ -23,7 +23,7 @@ Rules: `shared/rules/mandala.md` (every [decision] there is implemented here).
 - Result: each cup card scores the river slot (1..6) of its colour, 0 if the colour is not in
   that player's river; ranks by score, then fewer cards in cup; still tied: shared rank.
 
-Version: mandala/1 (rules file `shared/rules/mandala.md` as of issue 2).
+Version: mandala/1 (rules file `docs/rules/mandala.md` as of issue 2).
 """
 from __future__ import annotations
 
