@@ -158,6 +158,25 @@ def test_the_protocol_page_states_the_arenas_limits():
     assert f"{round(TimeControl().margin * 1000)} ms" in protocol
 
 
+def _forfeit_reasons() -> set[str]:
+    from arena import bot_errors
+    reasons = {"illegal"}   # the engine refuses the move; every other reason is a BotError
+    stack = [bot_errors.BotError]
+    while stack:
+        cls = stack.pop()
+        reasons.add(cls.reason)
+        stack += cls.__subclasses__()
+    return reasons
+
+
+@pytest.mark.parametrize("page", ["protocol.md", "notation.md"])
+def test_every_forfeit_reason_is_explained(page):
+    text = (DOCS / page).read_text()
+    missing = [reason for reason in sorted(_forfeit_reasons())
+               if not re.search(rf"^\| `{reason}` \||`{reason}` \(", text, re.M)]
+    assert not missing, f"docs/{page} does not explain the forfeit reasons {missing}"
+
+
 # -- the rules pages --------------------------------------------------------------------------
 @pytest.mark.parametrize("game_id", registry.ids())
 def test_a_rules_page_names_its_rules_version_and_every_option(game_id):

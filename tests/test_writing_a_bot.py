@@ -60,9 +60,9 @@ def npm_install(folder: Path) -> None:
         raise AssertionError(f"npm install failed in {folder}:\n{done.stderr}")
 
 
-def play(tmp_path: Path, game_id: str, bots: list[str], *extra: str) -> dict:
-    """One `arena play` match; returns its record after checking it ended normally and
-    verifies."""
+def play(tmp_path: Path, game_id: str, bots: list[str], *extra: str) -> tuple[dict, str]:
+    """One `arena play` match: (its record, after checking it ended normally and verifies;
+    the text of the bots' logs)."""
     path = tmp_path / f"{game_id}-{len(bots)}.json"
     result = CliRunner().invoke(main, ["play", game_id, "--seed", "3", "--record", str(path),
                                        "--move-time", "5", "--startup-time", "30", *extra]
@@ -72,7 +72,17 @@ def play(tmp_path: Path, game_id: str, bots: list[str], *extra: str) -> dict:
     assert record["result"]["end"] == "normal", record["result"]
     verdict = records.verify(record)
     assert verdict["ok"] and verdict["scores"] == record["result"]["scores"], verdict
-    return record
+    return record, _take_logs(result.output)
+
+
+def _take_logs(output: str) -> str:
+    """The logs of the folder `arena play` named, which is then removed (it made it)."""
+    folders = re.findall(r"^  bot logs in (\S+)$", output, re.M)
+    text = ""
+    for folder in map(Path, folders):
+        text += "".join(log.read_text() for log in sorted(folder.glob("*.log")))
+        shutil.rmtree(folder)
+    return text
 
 
 @needs_sandbox
@@ -81,8 +91,11 @@ def test_the_pages_python_bot_plays_every_game_it_declares_sandboxed(tmp_path):
     spec = BotSpec.load(bot)
     assert set(spec.games) == set(registry.ids())
     for game_id in spec.games:
-        record = play(tmp_path, game_id, [str(bot), str(RANDOM_SAMPLE)])
+        record, logs = play(tmp_path, game_id, [str(bot), str(RANDOM_SAMPLE)])
         assert record["players"] == ["mine", "random"]
+        # What the page's new_match prints to stderr lands in the bot's log. (Not always
+        # what match_over prints: `arena play` may end the bot right after MatchOver.)
+        assert f"m1: {game_id}, seat 0 of 2" in logs, logs
 
 
 def test_the_pages_code_blocks_name_every_file_of_both_bots():
@@ -107,8 +120,10 @@ def test_the_pages_node_bot_plays_every_game_it_declares(tmp_path):
     shutil.copytree(ROOT / "proto", bot / "proto")   # as the page says: cp -r .../proto
     npm_install(bot)
     for game_id in BotSpec.load(bot).games:
-        record = play(tmp_path, game_id, [str(bot), str(RANDOM_SAMPLE)], *NODE_SANDBOX_ARGS)
+        record, logs = play(tmp_path, game_id, [str(bot), str(RANDOM_SAMPLE)],
+                            *NODE_SANDBOX_ARGS)
         assert record["players"] == ["mine-node", "random"]
+        assert f"m1: {game_id}, seat 0" in logs, logs
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +140,7 @@ def test_the_node_sample_bot_plays_every_game_and_player_count_it_declares(tmp_p
         game = registry.get(game_id)
         for players in range(game.min_players, game.max_players + 1):
             bots = [str(node_sample)] + [str(RANDOM_SAMPLE)] * (players - 1)
-            record = play(tmp_path, game_id, bots, *NODE_SANDBOX_ARGS)
+            record, _ = play(tmp_path, game_id, bots, *NODE_SANDBOX_ARGS)
             assert record["players"][0] == "node-random"
 
 
@@ -134,5 +149,5 @@ def test_the_node_sample_bot_is_reproducible_from_its_rng_seed(tmp_path, node_sa
     runs = []
     for name in ("first", "second"):
         (tmp_path / name).mkdir()
-        runs.append(play(tmp_path / name, "flowers", [str(node_sample)], *NODE_SANDBOX_ARGS))
+        runs.append(play(tmp_path / name, "flowers", [str(node_sample)], *NODE_SANDBOX_ARGS)[0])
     assert runs[0]["moves"] == runs[1]["moves"]
