@@ -9,8 +9,8 @@
 `BotHost` owns one gRPC server on a Unix socket in a fresh 0700 folder, and the bot processes
 (started in the sandbox with ARENA_SOCKET and a one-time ARENA_TOKEN). `host.seat(spec)`
 gives a `BotSeat` for play_match; processes live across matches (a released seat's process
-goes back to a pool, reused by the next seat of the same spec; at `max_bots` live processes
-the least recently used idle one is ended), a crashed or forfeited bot is killed and a fresh
+goes back to a pool, reused by the next seat of the same spec and lane; at `max_bots` live
+processes the least recently used idle one is ended), a crashed or forfeited bot is killed and a fresh
 process is started before its next match, and `fresh_per_match=True` starts one per match.
 
     with BotHost() as host:
@@ -127,9 +127,10 @@ _ENDED = object()   # put in a bot's reply queue when its stream is over
 class BotProcess:
     """One running bot: its sandboxed process, its stream's queues, its log."""
 
-    def __init__(self, host: "BotHost", spec: BotSpec, log_path: Path):
+    def __init__(self, host: "BotHost", spec: BotSpec, log_path: Path, lane: int | None = None):
         self.host = host
         self.spec = spec
+        self.lane = lane
         self.log_path = log_path
         self.token = secrets.token_hex(16)
         self.session = secrets.token_hex(16)
@@ -251,9 +252,10 @@ class BotProcess:
 class BotSeat(Seat):
     """A seat played by a bot process of `spec`; gets a (re)started process at each match."""
 
-    def __init__(self, host: "BotHost", spec: BotSpec):
+    def __init__(self, host: "BotHost", spec: BotSpec, lane: int | None = None):
         self.host = host
         self.spec = spec
+        self.lane = lane
         self.name = spec.name
         self.version = spec.version
         self.process: BotProcess | None = None
@@ -270,7 +272,7 @@ class BotSeat(Seat):
             self.process.kill()   # crashed or hung up since: end what may be left of it
             self.process = None
         if self.process is None:
-            self.process = self.host._start(self.spec, info.time_control.startup)
+            self.process = self.host._start(self.spec, info.time_control.startup, self.lane)
         self.process.send(wire.new_match_message(
             self.match_id, info.game_id, info.options, info.seat, info.players,
             info.time_control, info.bot_seed))
@@ -309,7 +311,7 @@ class BotHost:
 
     def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
                  log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
-                 fresh_per_match: bool = False, max_bots: int = 64):
+                 fresh_per_match: bool = False, max_bots: int = 128):
         if not unsafe_no_sandbox:
             sandbox.require()   # refuse before anything starts, naming the package
         self.unsafe_no_sandbox = unsafe_no_sandbox
@@ -336,12 +338,17 @@ class BotHost:
         self._server.add_insecure_port(f"unix:{self.socket_path}")
         self._server.start()
 
-    def seat(self, spec: BotSpec) -> BotSeat:
-        """A seat for `spec`, reusing an idle process of that spec if there is one."""
-        seat = BotSeat(self, spec)
+    def seat(self, spec: BotSpec, lane: int | None = None) -> BotSeat:
+        """A seat for `spec`, reusing an idle process of that spec and `lane` if there is one.
+
+        Lanes keep processes apart: a league plays a bot's seat `i` in lane `i`, so that the
+        process that played a deal in one seating never plays it in another (it could
+        remember the cards it saw).
+        """
+        seat = BotSeat(self, spec, lane)
         with self._lock:
             for candidate in reversed(self._idle):
-                if candidate.spec == spec and candidate.alive():
+                if candidate.spec == spec and candidate.lane == lane and candidate.alive():
                     self._idle.remove(candidate)
                     seat.process = candidate
                     break
@@ -366,12 +373,12 @@ class BotHost:
         self.close()
 
     # -- for BotSeat and BotProcess ----------------------------------------------------------------
-    def _start(self, spec: BotSpec, budget: float) -> BotProcess:
+    def _start(self, spec: BotSpec, budget: float, lane: int | None = None) -> BotProcess:
         # One log per bot version, kept across restarts; the sandbox caps it (it counts
         # what the file already holds), so a bot that crashes every match cannot grow it.
         log_path = self.log_dir / f"{spec.name}-{spec.version}.log"
         self._make_room()
-        process = BotProcess(self, spec, log_path)
+        process = BotProcess(self, spec, log_path, lane)
         with self._lock:
             self._all.add(process)
         process.start(budget)

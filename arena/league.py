@@ -37,6 +37,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping, Sequence
 
 from arena.clock import TimeControl
 from arena.errors import ArenaError
+from arena.keys import LeagueKey
 from arena.match import Seat, StrategySeat, play_match
 from arena.ratings import Outcome
 from arena.schedule import DEFAULT_MAX_TABLES, MatchSpec, expand
@@ -118,8 +119,10 @@ def load_bot(source: str, game_id: str) -> BotEntry:
     return BotEntry(spec.name, spec.version, str(folder.resolve()), tuple(spec.games))
 
 
-def check_config(config: LeagueConfig) -> tuple[list[BotEntry], list[MatchSpec]]:
-    """Checks a league config and returns its bots and schedule, creating nothing."""
+def check_config(config: LeagueConfig, key: LeagueKey
+                 ) -> tuple[list[BotEntry], list[MatchSpec]]:
+    """Checks a league config and returns its bots and schedule (deals from `key`), creating
+    nothing."""
     game = registry.get(config.game)
     game.resolve_options(config.options, config.players)   # player count and options
     config.timing()
@@ -128,7 +131,7 @@ def check_config(config: LeagueConfig) -> tuple[list[BotEntry], list[MatchSpec]]
         from arena import sandbox
         sandbox.require()   # refuse before any folder exists, not in every worker
     _check_names(bots)
-    specs = expand([bot.name for bot in bots], config.players, config.deals, config.seed,
+    specs = expand([bot.name for bot in bots], config.players, config.deals, config.seed, key,
                    gauntlet=_gauntlet_name(config.gauntlet, bots),
                    max_tables=config.max_tables)
     return bots, specs
@@ -183,9 +186,13 @@ class SeatSource:
                 fresh_per_match=plan.fresh_bots))
 
     def seats(self, names: Sequence[str]) -> list[Seat]:
-        """One seat per name; close them after the match (that returns bots to the pool)."""
-        return [self.host.seat(self.specs[name]) if name in self.specs
-                else StrategySeat(name, self.plan.game) for name in names]
+        """One seat per name; close them after the match (that returns bots to the pool).
+
+        A bot's seat `i` is played by its pooled process for seat `i` (its lane): with deals
+        of their own per table, a process then meets every deal at most once.
+        """
+        return [self.host.seat(self.specs[name], lane=index) if name in self.specs
+                else StrategySeat(name, self.plan.game) for index, name in enumerate(names)]
 
     def close(self) -> None:
         self.stack.close()
@@ -197,7 +204,7 @@ def play_spec(source: SeatSource, plan: RunPlan, spec: MatchSpec, worker: int) -
     try:
         started, clock = time.time(), time.monotonic()
         record = play_match(plan.game, plan.players, plan.options, spec.seed, seats,
-                            TimeControl(**plan.time_control))
+                            TimeControl(**plan.time_control), bot_seeds=spec.bot_seeds)
     finally:
         for seat in seats:
             seat.close()
@@ -472,13 +479,14 @@ def _lock(folder: Path) -> int:
 
 def start_league(folder: str | os.PathLike, name: str, config: LeagueConfig) -> League:
     """Checks the config, then creates the league folder and database (never over another)."""
-    bots, specs = check_config(config)
+    key = LeagueKey.for_league(config.seed)
+    bots, specs = check_config(config, key)
     # Stored with absolute folders, so the league resumes from any working directory.
     config = replace(config, bots=tuple(bot.source for bot in bots),
                      rules=registry.get(config.game).rules())
     folder = Path(folder)
     store = Store.create(folder, name=name, config=config.to_json(), planned=len(specs),
-                         bots=bots)
+                         bots=bots, key=key)
     try:
         lock = _lock(folder)
     except LeagueError:
@@ -503,7 +511,7 @@ def resume_league(folder: str | os.PathLike) -> League:
             raise LeagueError(
                 f"league {folder} was played under rules {config.rules}, this Arena plays "
                 f"{rules}: finish it with the Arena it started with, or start a new league")
-        bots, specs = check_config(config)
+        bots, specs = check_config(config, store.league_key())
         stored = {bot.name: bot for bot in store.bots()}
         for bot in bots:
             before = stored.get(bot.name)
