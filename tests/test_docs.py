@@ -51,7 +51,8 @@ def example_act(game_id: str) -> tuple[int, int, arena_pb2.ActRequest]:
     players, seed, chosen, _ = EXAMPLES[game_id]
     record = records.read(play_match(game_id, players, {}, seed,
                                      [StrategySeat("greedy", game_id)] * players,
-                                     TimeControl(move_time=1.0)))
+                                     TimeControl(move_time=1.0),
+                                     bot_seeds=[seed + seat for seat in range(players)]))
     state = record.start()
     for ply, (seat, move) in enumerate(record.moves):
         if seat != CHANCE and chosen(state, ply):
