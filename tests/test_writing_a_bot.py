@@ -151,3 +151,87 @@ def test_the_node_sample_bot_is_reproducible_from_its_rng_seed(tmp_path, node_sa
         (tmp_path / name).mkdir()
         runs.append(play(tmp_path / name, "flowers", [str(node_sample)], *NODE_SANDBOX_ARGS)[0])
     assert runs[0]["moves"] == runs[1]["moves"]
+
+
+# -- the sandbox as the page describes it ----------------------------------------------------
+def _page_section(start: str) -> str:
+    """The page's text from the line that begins with `start` to the next blank line."""
+    text = PAGE.read_text()
+    index = text.index(start)
+    return text[index:text.index("\n\n", index)]
+
+
+_SEE_FOR_ITSELF = r'''
+import json, os, socket
+facts = {"env": {name: os.environ[name] for name in os.environ
+                 if name not in ("ARENA_SOCKET", "ARENA_TOKEN")},
+         "env_names": sorted(os.environ), "cwd": os.getcwd(), "hostname": socket.gethostname()}
+for folder in ("/bot", "/tmp"):
+    try:
+        open(folder + "/note", "w").close()
+        facts[folder] = "writable"
+    except OSError:
+        facts[folder] = "read-only"
+import arena.sdk, engine
+facts["imports"] = "arena.sdk and engine"
+print(json.dumps(facts), flush=True)
+'''
+
+
+@needs_sandbox
+def test_the_sandbox_looks_to_a_bot_as_the_page_says(tmp_path):
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "look.py").write_text(_SEE_FOR_ITSELF)
+    log = tmp_path / "look.log"
+    process = sandbox.spawn(["python3", "look.py"], bot, log_path=log,
+                            env={"ARENA_SOCKET": "/nowhere", "ARENA_TOKEN": "secret"})
+    try:
+        assert process.wait(timeout=60) == 0, log.read_text()
+    finally:
+        process.kill()
+    facts = json.loads(log.read_text().splitlines()[-1])
+
+    environment = _page_section("- **Environment**")
+    named = {item.split("=")[0] for item in re.findall(r"`([A-Z_]+(?:=[^`]*)?)`", environment)}
+    assert set(facts["env_names"]) == named
+    for item in re.findall(r"`([A-Z_]+=[^`]*)`", environment):
+        name, value = item.split("=", 1)
+        assert facts["env"][name] == value, name
+    assert facts["env"]["PYTHONPATH"].split(":")[0] == sandbox.LIB_DIR
+    assert f"`{sandbox.LIB_DIR}`" in environment
+    assert facts["env"]["PATH"].endswith(":/usr/local/bin:/usr/bin:/bin")
+    assert "`/usr/local/bin:/usr/bin:/bin`" in _page_section("- **`PATH`**")
+    assert facts["cwd"] == "/bot" and facts["/bot"] == "read-only" and facts["/tmp"] == "writable"
+    assert f"`{facts['hostname']}`" in _page_section("- **Own process namespace**")
+
+
+def _bytes(size: int) -> str:
+    for unit, name in ((sandbox.GiB, "GiB"), (sandbox.MiB, "MiB")):
+        if size % unit == 0:
+            return f"{size // unit} {name}"
+    return f"{size} bytes"
+
+
+# Each limit of the sandbox: the row of the page's table that states it, and its value there.
+LIMIT_ROWS = {
+    "memory_bytes": ("memory", _bytes),
+    "cpu_seconds": ("CPU time", lambda value: f"{value} s"),
+    "processes": ("processes and threads", str),
+    "cpus": ("cores", lambda value: f"{value:g}"),
+    "file_size_bytes": ("size of a file it writes", _bytes),
+    "open_files": ("open files", str),
+    "tmp_bytes": ("`/tmp` and `/dev/shm`", _bytes),
+}
+
+
+def test_the_page_states_every_limit_of_the_sandbox():
+    from dataclasses import fields
+    limits = sandbox.Limits()
+    table = _page_section("| limit | value |")
+    for field in fields(limits):
+        assert field.name in LIMIT_ROWS, f"the page's limits table lacks {field.name}"
+        label, shown = LIMIT_ROWS[field.name]
+        row = re.search(rf"^\| {re.escape(label)} \| (.*) \|$", table, re.M)
+        assert row, f"the page's limits table has no row '{label}'"
+        assert row[1].startswith(shown(getattr(limits, field.name))), (label, row[1])
