@@ -235,3 +235,23 @@ def test_the_page_states_every_limit_of_the_sandbox():
         row = re.search(rf"^\| {re.escape(label)} \| (.*) \|$", table, re.M)
         assert row, f"the page's limits table has no row '{label}'"
         assert row[1].startswith(shown(getattr(limits, field.name))), (label, row[1])
+
+
+@needs_sandbox
+def test_a_package_vendored_into_the_bot_folder_is_importable_as_the_page_says(tmp_path):
+    bot = build("python-bot", tmp_path)
+    # What `pip install --target vendor PACKAGE` leaves: a package folder inside vendor/.
+    (bot / "vendor" / "chooser").mkdir(parents=True)
+    (bot / "vendor" / "chooser" / "__init__.py").write_text(
+        "def last(moves):\n    return moves[-1]\n")
+    assert 'sys.path.insert(0, "vendor")' in _page_section("- **Python:**")
+    (bot / "bot.py").write_text('import sys\nsys.path.insert(0, "vendor")\n'
+                                "from chooser import last\nfrom arena.sdk import Bot\n\n"
+                                "class Last(Bot):\n    def act(self, observation, moves):\n"
+                                "        return last(moves)\n\nLast().run()\n")
+    record, _ = play(tmp_path, "mandala", [str(bot), str(RANDOM_SAMPLE)])
+    state = records.read(record).start()
+    for ply, (seat, move) in enumerate(record["moves"]):
+        if seat == 0:   # the vendored chooser picked every move of seat 0
+            assert move == state.legal_moves()[-1], ply
+        records.apply_entry(state, ply, seat, move)
