@@ -2,8 +2,8 @@
 example observations are what a real match gives, the rules pages' worked examples play on
 the engine as written, and nothing links outside the repository.
 
-`python3 tests/test_docs.py` rewrites the generated example observations in
-docs/observations.md (after a deliberate change to a game or its proto).
+`python3 tests/test_docs.py` rewrites the generated examples in docs/observations.md and
+docs/notation.md (after a deliberate change to a game, its proto or the record format).
 """
 from __future__ import annotations
 
@@ -99,8 +99,9 @@ def render_example(game_id: str) -> str:
 
 def rewrite_examples() -> None:
     text = OBSERVATIONS.read_text()
-    text = _REGION.sub(lambda match: render_example(match["game"]), text)
-    OBSERVATIONS.write_text(text)
+    OBSERVATIONS.write_text(_REGION.sub(lambda match: render_example(match["game"]), text))
+    text = NOTATION.read_text()
+    NOTATION.write_text(_ENDING.sub(lambda match: render_ending(), text))
 
 
 @pytest.mark.parametrize("game_id", sorted(EXAMPLES))
@@ -176,6 +177,52 @@ def test_every_forfeit_reason_is_explained(page):
     missing = [reason for reason in sorted(_forfeit_reasons())
                if not re.search(rf"^\| `{reason}` \||`{reason}` \(", text, re.M)]
     assert not missing, f"docs/{page} does not explain the forfeit reasons {missing}"
+
+
+# -- records ----------------------------------------------------------------------------------
+NOTATION = DOCS / "notation.md"
+_ENDING = re.compile(r"<!-- example ending: flowers-mandala -->\n.*?<!-- end example -->\n", re.S)
+
+
+def _real_record(game_id: str, players: int, seed: int) -> dict:
+    return play_match(game_id, players, {}, seed, [StrategySeat("greedy", game_id)] * players,
+                      TimeControl(move_time=1.0),
+                      bot_seeds=[seed + seat for seat in range(players)])
+
+
+def render_ending() -> str:
+    """The last moves of a real flowers-mandala match: the end-of-game chance move and the
+    destructions it orders."""
+    record = _real_record("flowers-mandala", 2, 1)
+    moves = record["moves"]
+    start = max(ply for ply, (seat, _) in enumerate(moves) if seat == CHANCE) - 3
+    lines = ",\n".join(f"  {json.dumps(entry)}" for entry in moves[start:])
+    return ("<!-- example ending: flowers-mandala -->\n"
+            f"The last moves of a real 2-player `flowers-mandala` match (`greedy` bots, seed 1), "
+            f"entries {start} to {len(moves) - 1} of its `moves`, and its `result`: the turn "
+            f"that ends the game, the `order` chance move, and the `tile` decisions of the "
+            f"end-of-game destructions (a destruction whose holder takes both tiles, or that "
+            f"has no holder, asks nobody).\n\n"
+            f"```json\n[\n{lines}\n]\n{json.dumps(record['result'])}\n```\n"
+            "<!-- end example -->\n")
+
+
+def test_the_example_ending_is_what_a_real_match_gives():
+    found = _ENDING.search(NOTATION.read_text())
+    assert found, "docs/notation.md has no example ending"
+    assert found[0] == render_ending(), (
+        "the example is stale: run `python3 tests/test_docs.py` to regenerate it")
+
+
+def test_the_example_record_has_the_keys_of_a_real_record_and_each_is_explained():
+    text = NOTATION.read_text()
+    block = re.search(r"^```json\n(\{\n  \"format\".*?)^```$", text, re.M | re.S)
+    assert block, "docs/notation.md has no example record"
+    example = json.loads(block[1])
+    real = _real_record("mandala", 2, 1)
+    assert list(example) == list(real)
+    for key in real:
+        assert re.search(rf"^- `{key}`:", text, re.M), f"docs/notation.md does not explain {key}"
 
 
 # -- the rules pages --------------------------------------------------------------------------
@@ -311,4 +358,4 @@ def test_the_readme_links_every_docs_page():
 
 if __name__ == "__main__":
     rewrite_examples()
-    print(f"rewrote the example observations in {OBSERVATIONS.relative_to(ROOT)}")
+    print("rewrote the examples in docs/observations.md and docs/notation.md")
