@@ -60,6 +60,7 @@ MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more b
 DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
 EXIT_GRACE = 0.2   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
+CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 
 
 # -- manifests ----------------------------------------------------------------------------
@@ -239,6 +240,19 @@ class BotProcess:
         self.stream_over.set()
         self.replies.put(_ENDED)
 
+    def hang_up(self) -> None:
+        """Ends the stream once what is queued on it is sent; a bot then exits by itself."""
+        self.outbox.put(None)
+
+    def wait_exit(self, timeout: float) -> None:
+        """Waits at most `timeout` seconds for a process that has its stream to exit."""
+        if self.process is None or not self.attached.is_set():
+            return
+        try:
+            self.process.wait(timeout=max(0.0, timeout))
+        except subprocess.TimeoutExpired:
+            pass
+
     def kill(self) -> None:
         """Kills the whole process tree and lets its stream handler go."""
         self.broken = True
@@ -360,8 +374,19 @@ class BotHost:
             return list(self._all)
 
     def close(self) -> None:
-        """Kills every bot process and stops the server."""
-        for process in self.processes():
+        """Ends every bot process and stops the server.
+
+        Each stream is ended after what is queued on it (a last MatchOver included), and the
+        bots get `CLOSE_GRACE` seconds together to read it and exit; then whatever is left of
+        every process tree is killed.
+        """
+        processes = self.processes()
+        for process in processes:
+            process.hang_up()
+        deadline = time.monotonic() + CLOSE_GRACE
+        for process in processes:
+            process.wait_exit(deadline - time.monotonic())
+        for process in processes:
             process.kill()
         self._server.stop(grace=None).wait(timeout=5)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
