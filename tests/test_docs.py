@@ -158,6 +158,8 @@ def test_the_protocol_page_states_the_arenas_limits():
     assert f"{bots.MAX_MOVE_CHARS} characters" in protocol
     assert bots.SESSION_METADATA in protocol
     assert f"{round(TimeControl().margin * 1000)} ms" in protocol
+    assert f"gives the bots {bots.CLOSE_GRACE:g} s together" in protocol
+    assert f"{bots.DEFAULT_LOG_CAP // 2**20} MiB" in protocol
 
 
 def _forfeit_reasons() -> set[str]:

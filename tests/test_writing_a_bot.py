@@ -93,9 +93,9 @@ def test_the_pages_python_bot_plays_every_game_it_declares_sandboxed(tmp_path):
     for game_id in spec.games:
         record, logs = play(tmp_path, game_id, [str(bot), str(RANDOM_SAMPLE)])
         assert record["players"] == ["mine", "random"]
-        # What the page's new_match prints to stderr lands in the bot's log. (Not always
-        # what match_over prints: `arena play` may end the bot right after MatchOver.)
+        # What the page's hooks print to stderr lands in the bot's log.
         assert f"m1: {game_id}, seat 0 of 2" in logs, logs
+        assert f"ranks {record['result']['ranks']} (normal)" in logs, logs
 
 
 def test_the_pages_code_blocks_name_every_file_of_both_bots():
@@ -124,6 +124,8 @@ def test_the_pages_node_bot_plays_every_game_it_declares(tmp_path):
                             *NODE_SANDBOX_ARGS)
         assert record["players"] == ["mine-node", "random"]
         assert f"m1: {game_id}, seat 0" in logs, logs
+        ranks = ",".join(map(str, record["result"]["ranks"]))
+        assert f"ranks {ranks} (normal)" in logs, logs
 
 
 @pytest.fixture(scope="module")
