@@ -1,6 +1,6 @@
 """Leagues on a Ray cluster: the executor that takes a league past one machine.
 
-`RayPool` is an `arena.league.Executor`, like `ProcessPool`, with Ray in place of local worker
+`RayPool` is an `arena.workers.Executor`, like `ProcessPool`, with Ray in place of local worker
 processes: one Ray actor per worker, each holding its own `SeatSource` (its pool of sandboxed
 bot processes) for the whole run and playing matches with `play_spec`, exactly as a local
 worker does. The league process stays the only writer of the database: actors return
@@ -22,7 +22,8 @@ import socket
 import sys
 from typing import Iterator, Sequence
 
-from arena.league import Executor, LeagueError, RunPlan, SeatSource, play_spec
+from arena.league_config import LeagueError, RunPlan
+from arena.workers import Executor, SeatSource, play_spec
 from arena.schedule import MatchSpec
 from arena.store import FinishedMatch
 

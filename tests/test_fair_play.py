@@ -23,7 +23,7 @@ from arena import sandbox
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.keys import installation_key
-from arena.league import LeagueConfig, check_config
+from arena.league_config import LeagueConfig, check_config
 from arena.match import play_match
 from arena.store import Store
 from engine import registry

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 from arena.bench.league import Figure, render
-from arena.league import (Executor, LeagueConfig, LeagueError, ProcessPool, SeatSource,
-                          play_spec, resume_league, run, start_league)
+from arena.league import resume_league, run, start_league
+from arena.league_config import LeagueConfig, LeagueError
+from arena.workers import Executor, ProcessPool, SeatSource, play_spec
 from arena.schedule import expand
 from arena.store import DB_NAME, Store, read_outcomes
 from engine import records
@@ -373,7 +374,7 @@ def assert_refused(done: subprocess.CompletedProcess, message: str) -> None:
 def test_an_unknown_bot_folder_is_refused(tmp_path, bots):
     done = arena("league", "run", "--game", "mandala", "--bot", bots[0], "--bot",
                  tmp_path / "nowhere", "--out", tmp_path / "x", check=False)
-    assert_refused(done, "unknown bot folder")
+    assert_refused(done, "unknown bot")
     assert not (tmp_path / "x").exists()
 
 

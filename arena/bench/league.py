@@ -18,7 +18,9 @@ from pathlib import Path
 from tabulate import tabulate
 
 from arena.errors import ArenaError
-from arena.league import LeagueConfig, ProcessPool, run, start_league
+from arena.league import run, start_league
+from arena.league_config import LeagueConfig
+from arena.workers import ProcessPool
 from arena.ratings import Outcome
 
 SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"

@@ -1,18 +1,7 @@
 """`arena league run` / `arena league resume`, their progress bar, and `arena bench league`.
 
-A league comes from flags, from a TOML file (`--config`), or both (flags win). Keys of the
-file, all optional but `game` and `bots`::
-
-    name = "mandala-demo"             # folder results/NAME
-    game = "mandala"
-    bots = ["../sample_bots/greedy", "../sample_bots/random"]   # relative to this file
-    players = 2
-    deals = 10
-    seed = 1
-    move_time = 0.5                   # and/or tc = "10+0.1"; startup_time = 10
-    gauntlet = "greedy"
-    tables = 60                       # most groups of 3-4 bots (a balanced sample above)
-    [options]                         # rule options of the game
+A league comes from flags, from a TOML file (`--config`; its keys: arena.league_config), or
+both (flags win).
 """
 from __future__ import annotations
 
@@ -20,7 +9,6 @@ import math
 import signal
 import sys
 import time
-import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,22 +17,17 @@ import click
 import numpy as np
 
 from arena.cli import bench, main
-from arena.clock import TimeControl
 from arena.keys import random_seed
-from arena.league import (Executor, League, LeagueConfig, LeagueError, ProcessPool,
-                          default_workers, resume_league, run, start_league)
+from arena.bots.manifest import resolution_help
+from arena.league import League, resume_league, run, start_league
+from arena.league_config import LeagueError, config_from_settings, read_config_file
+from arena.workers import Executor, ProcessPool, default_workers
 from arena.ratings import Outcome, score_matrix
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES
 from arena.store import read_outcomes
-from engine import registry
 
 RESULTS = Path("results")
-# Each key of a league config file and the TOML types it takes.
-CONFIG_KEYS = {"name": (str,), "game": (str,), "bots": (list,), "players": (int,),
-               "deals": (int,), "seed": (int,), "options": (dict,), "move_time": (int, float),
-               "tc": (str,), "startup_time": (int, float), "gauntlet": (str,),
-               "tables": (int,), "unsafe_no_sandbox": (bool,)}
 
 
 @main.group()
@@ -88,7 +71,7 @@ def _executor(workers: int | None, executor: str, ray_address: str | None) -> Ex
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="A TOML file with the league's settings (flags override it).")
 @click.option("--bot", "bots", multiple=True, metavar="FOLDER",
-              help="A bot folder (or built-in bot: random, greedy); repeat for each bot.")
+              help="A bot folder or a built-in bot; repeat for each bot. " + resolution_help())
 @click.option("--game", default=None, help="The game id (see `arena games`).")
 @click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
               help="A rule option of the game (repeatable).")
@@ -118,7 +101,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
                 startup_time, gauntlet, tables, name, out, unsafe_no_sandbox, workers,
                 executor, ray_address, fresh_bots, quiet):
     """Run a new league and print its ladder."""
-    settings = _read_config(config_path) if config_path else {}
+    settings = read_config_file(config_path) if config_path else {}
     flags = {"game": game, "players": players, "deals": deals, "seed": seed,
              "move_time": move_time, "tc": tc, "startup_time": startup_time,
              "gauntlet": gauntlet, "tables": tables, "name": name,
@@ -126,7 +109,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
     settings.update({key: value for key, value in flags.items() if value is not None})
     if "seed" not in settings:
         settings["seed"] = random_seed()
-    config = _league_config(settings, option_pairs)
+    config = config_from_settings(settings, option_pairs)
     # Every check before the league folder is created: nothing to clean up on bad input.
     pool = _executor(workers, executor, ray_address)
     if out is None:
@@ -154,56 +137,6 @@ def resume_command(folder, workers, executor, ray_address, fresh_bots, quiet):
             click.echo(f"league {folder}: {len(opened.missing())} of {len(opened.specs)} "
                        "matches to play", err=True)
         _play(opened, pool, fresh_bots, quiet)
-
-
-def _read_config(path: Path) -> dict:
-    try:
-        settings = tomllib.loads(path.read_text())
-    except OSError as error:
-        raise LeagueError(f"cannot read league config {path}: {error.strerror}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise LeagueError(f"league config {path} is not valid TOML: {error}") from None
-    unknown = sorted(set(settings) - set(CONFIG_KEYS))
-    if unknown:
-        raise LeagueError(f"league config {path} has unknown keys {', '.join(unknown)} "
-                          f"(known: {', '.join(sorted(CONFIG_KEYS))})")
-    for key, value in settings.items():
-        wrong_bool = isinstance(value, bool) and bool not in CONFIG_KEYS[key]
-        if wrong_bool or not isinstance(value, CONFIG_KEYS[key]):
-            kinds = " or ".join(kind.__name__ for kind in CONFIG_KEYS[key])
-            raise LeagueError(f"league config {path}: {key} must be of type {kinds}, "
-                              f"not {value!r}")
-    bots = settings.get("bots", [])
-    if not all(isinstance(bot, str) for bot in bots):
-        raise LeagueError(f"league config {path}: bots must be a list of folders")
-    # Folders are relative to the file, so a config works from any working directory.
-    settings["bots"] = [bot if Path(bot).is_absolute() or not (path.parent / bot).is_dir()
-                        else str(path.parent / bot) for bot in bots] or None
-    if settings["bots"] is None:
-        del settings["bots"]
-    return settings
-
-
-def _league_config(settings: dict[str, Any], option_pairs) -> LeagueConfig:
-    if not settings.get("game"):
-        raise LeagueError("no game given: use --game GAME (see `arena games`)")
-    if not settings.get("bots"):
-        raise LeagueError("no bots given: use --bot FOLDER once per bot")
-    game = registry.get(settings["game"])
-    players = settings.get("players", 2 if game.min_players <= 2 <= game.max_players
-                           else game.min_players)
-    options = dict(settings.get("options", {}))
-    options.update(game.parse_options(option_pairs))
-    resolved = game.resolve_options(options, players)
-    timing = TimeControl.from_cli(settings.get("move_time"), settings.get("tc"),
-                                  settings.get("startup_time"))
-    return LeagueConfig(
-        game=game.id, bots=tuple(settings["bots"]), players=players,
-        deals=settings.get("deals", 10), seed=settings["seed"],
-        options=game.non_default_options(resolved), time_control=timing.to_record(),
-        gauntlet=settings.get("gauntlet"),
-        max_tables=settings.get("tables", DEFAULT_MAX_TABLES),
-        sandbox=not settings.get("unsafe_no_sandbox", False))
 
 
 def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None:

@@ -7,20 +7,20 @@ from pathlib import Path
 
 import click
 
+from arena.bots.manifest import BuiltinBot, resolution_help, resolve_bot
 from arena.clock import TimeControl
 from arena.cli import main
 from arena.errors import ArenaError
 from arena.keys import installation_key, random_seed
 from arena.match import Ended, Forfeited, Moved, Seat, StrategySeat, play_match
-from arena.sdk import strategies
 from engine import records, registry
 
 
 @main.command()
 @click.argument("game")
 @click.option("--bot", "bots", multiple=True, required=True, metavar="BOT",
-              help="A built-in bot (random, greedy) or a bot folder with a bot.toml; "
-                   "once per seat, in seat order.")
+              help="A bot folder or a built-in bot, once per seat, in seat order. "
+                   + resolution_help())
 @click.option("--players", type=int, default=None,
               help="Player count (default: the number of --bot).")
 @click.option("--seed", type=int, default=None,
@@ -84,18 +84,16 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
 
 def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: bool,
               lane: int) -> Seat:
-    """A seat for `--bot BOT`: a built-in name, else a bot folder run as a sandboxed process."""
-    if bot in strategies.NAMES:
-        return stack.enter_context(closing(StrategySeat(bot, game_id)))
-    if not Path(bot).is_dir():
-        raise ArenaError(f"unknown bot {bot!r}: give a built-in bot "
-                         f"({', '.join(strategies.NAMES)}) or a bot folder with a bot.toml")
-    from arena.bots import BotHost, BotSpec   # gRPC is imported only when a bot folder is used
+    """A seat for `--bot BOT` (resolved by arena.bots.resolve_bot): a built-in strategy
+    in-process, or a bot folder run as a sandboxed process."""
+    resolved = resolve_bot(bot, game_id)
+    if isinstance(resolved, BuiltinBot):
+        return stack.enter_context(closing(StrategySeat(resolved.name, game_id)))
+    from arena.bots import BotHost   # gRPC is imported only when a bot folder is used
 
-    spec = BotSpec.load(bot, game_id)
     if not hosts:
         hosts.append(stack.enter_context(BotHost(unsafe_no_sandbox=unsafe)))
-    return stack.enter_context(hosts[0].seat(spec, lane=lane))
+    return stack.enter_context(hosts[0].seat(resolved, lane=lane))
 
 
 def print_event(event) -> None:

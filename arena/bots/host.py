@@ -1,10 +1,5 @@
-"""Bot processes: manifests, the gRPC server they connect to, and the Seat that drives one.
-
-`BotSpec.load(folder)` reads a bot folder's `bot.toml`:
-
-    name = "greedy"
-    command = ["python3", "bot.py"]          # run inside the folder
-    games = ["mandala", "flowers-mandala", "flowers"]
+"""The gRPC host of bot processes: the server bots connect to, the processes it runs, and the
+Seat that drives one (manifests are in arena.bots.manifest).
 
 `BotHost` owns one gRPC server on a Unix socket in a fresh 0700 folder, and the bot processes
 (started in the sandbox with ARENA_SOCKET and a one-time ARENA_TOKEN). `host.seat(spec)`
@@ -27,7 +22,6 @@ them, as the sandbox ends a bot when the thread that spawned it exits (--die-wit
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import queue
@@ -37,22 +31,20 @@ import subprocess
 import tempfile
 import threading
 import time
-import tomllib
 from concurrent import futures
-from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from arena import sandbox, wire
+from arena.bots.manifest import BotSpec
 from arena.bot_errors import (BotCrashed, BotError, BotProtocolError, BotReportedError,
                               BotTimeout)
 from arena.clock import MoveClock
 from arena.errors import ArenaError
 from arena.match import MatchInfo, Seat
 from arena.v1 import arena_pb2
-from engine import registry
 
 PROTOCOL_VERSION = arena_pb2.PROTOCOL_VERSION_1
 MAX_MOVE_CHARS = 1000               # far above any move in notation
@@ -61,64 +53,6 @@ DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
 EXIT_GRACE = 0.2   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
 CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
-
-
-# -- manifests ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BotSpec:
-    """A bot folder and its manifest. Equal specs share pooled processes."""
-
-    folder: Path
-    name: str
-    command: tuple[str, ...]
-    games: tuple[str, ...]
-    version: str   # content hash of the folder: a changed bot is a different version
-
-    @classmethod
-    def load(cls, folder: str | Path, game_id: str | None = None) -> "BotSpec":
-        """The bot in `folder`; with `game_id`, also refuses a bot that does not play it."""
-        spec = cls._read(folder)
-        if game_id is not None and game_id not in spec.games:
-            raise ArenaError(f"bot {spec.name} ({folder}) does not play {game_id} (it plays: "
-                             f"{', '.join(spec.games)}): choose another bot or game")
-        return spec
-
-    @classmethod
-    def _read(cls, folder: str | Path) -> "BotSpec":
-        folder = Path(folder).resolve()
-        manifest = folder / "bot.toml"
-        if not folder.is_dir():
-            raise ArenaError(f"bot folder {folder} does not exist")
-        try:
-            data = tomllib.loads(manifest.read_text())
-        except FileNotFoundError:
-            raise ArenaError(f"bot folder {folder} has no bot.toml manifest") from None
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-            raise ArenaError(f"cannot read {manifest}: {error}") from None
-        name, command, games = data.get("name"), data.get("command"), data.get("games")
-        if not (isinstance(name, str) and name.strip()):
-            raise ArenaError(f"{manifest}: `name` must be a non-empty string")
-        if not (isinstance(command, list) and command
-                and all(isinstance(part, str) and part for part in command)):
-            raise ArenaError(f'{manifest}: `command` must be a list of strings, e.g. '
-                             f'["python3", "bot.py"]')
-        if not (isinstance(games, list) and games and all(isinstance(g, str) for g in games)):
-            raise ArenaError(f'{manifest}: `games` must list game ids, e.g. ["mandala"]')
-        unknown = [game for game in games if game not in registry.ids()]
-        if unknown:
-            raise ArenaError(f"{manifest}: unknown game {unknown[0]!r} "
-                             f"(known games: {', '.join(registry.ids())})")
-        return cls(folder, name.strip(), tuple(command), tuple(games), folder_hash(folder))
-
-
-def folder_hash(folder: Path) -> str:
-    """A short hash of every file's path and bytes (caches excluded)."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-            digest.update(str(path.relative_to(folder)).encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()[:12]
 
 
 # -- one bot process ------------------------------------------------------------------------

@@ -1,0 +1,124 @@
+"""Bot manifests: what a bot is (`BotSpec`), its version (`folder_hash`), and `resolve_bot`,
+the one rule that turns a `--bot` argument into a built-in bot or a bot folder.
+
+`BotSpec.load(folder)` reads a bot folder's `bot.toml`:
+
+    name = "greedy"
+    command = ["python3", "bot.py"]          # run inside the folder
+    games = ["mandala", "flowers-mandala", "flowers"]
+
+This module does not import gRPC: checking a league's bots costs no server.
+"""
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.errors import ArenaError
+from arena.sdk import strategies
+from engine import registry
+
+BUILTIN = "builtin:"
+"""Prefix that names a built-in bot even where a folder of that name exists (`builtin:random`)."""
+
+RESOLUTION_RULE = ("BOT is a bot folder when that folder exists and holds a bot.toml, else a "
+                   "built-in bot ({builtins}); `builtin:NAME` always means the built-in.")
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot folder and its manifest. Equal specs share pooled processes."""
+
+    folder: Path
+    name: str
+    command: tuple[str, ...]
+    games: tuple[str, ...]
+    version: str   # content hash of the folder: a changed bot is a different version
+
+    @classmethod
+    def load(cls, folder: str | Path, game_id: str | None = None) -> "BotSpec":
+        """The bot in `folder`; with `game_id`, also refuses a bot that does not play it."""
+        spec = cls._read(folder)
+        if game_id is not None and game_id not in spec.games:
+            raise ArenaError(f"bot {spec.name} ({folder}) does not play {game_id} (it plays: "
+                             f"{', '.join(spec.games)}): choose another bot or game")
+        return spec
+
+    @classmethod
+    def _read(cls, folder: str | Path) -> "BotSpec":
+        folder = Path(folder).resolve()
+        manifest = folder / "bot.toml"
+        if not folder.is_dir():
+            raise ArenaError(f"bot folder {folder} does not exist")
+        try:
+            data = tomllib.loads(manifest.read_text())
+        except FileNotFoundError:
+            raise ArenaError(f"bot folder {folder} has no bot.toml manifest") from None
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            raise ArenaError(f"cannot read {manifest}: {error}") from None
+        name, command, games = data.get("name"), data.get("command"), data.get("games")
+        if not (isinstance(name, str) and name.strip()):
+            raise ArenaError(f"{manifest}: `name` must be a non-empty string")
+        if not (isinstance(command, list) and command
+                and all(isinstance(part, str) and part for part in command)):
+            raise ArenaError(f'{manifest}: `command` must be a list of strings, e.g. '
+                             f'["python3", "bot.py"]')
+        if not (isinstance(games, list) and games and all(isinstance(g, str) for g in games)):
+            raise ArenaError(f'{manifest}: `games` must list game ids, e.g. ["mandala"]')
+        unknown = [game for game in games if game not in registry.ids()]
+        if unknown:
+            raise ArenaError(f"{manifest}: unknown game {unknown[0]!r} "
+                             f"(known games: {', '.join(registry.ids())})")
+        return cls(folder, name.strip(), tuple(command), tuple(games), folder_hash(folder))
+
+
+def folder_hash(folder: Path) -> str:
+    """A short hash of every file's path and bytes (caches excluded)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            digest.update(str(path.relative_to(folder)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class BuiltinBot:
+    """A built-in strategy played in process (`random`, `greedy`)."""
+
+    name: str
+
+    @property
+    def source(self) -> str:
+        return BUILTIN + self.name
+
+
+def resolve_bot(source: str, game_id: str) -> BotSpec | BuiltinBot:
+    """The bot a `--bot` argument names, for `game_id` (see RESOLUTION_RULE).
+
+    A folder with a bot.toml wins over a built-in of the same name, so a bot folder called
+    `random` in the working directory is the bot its author means; `builtin:random` reaches
+    the built-in from there.
+    """
+    if source.startswith(BUILTIN):
+        name = source.removeprefix(BUILTIN)
+        if name not in strategies.NAMES:
+            raise ArenaError(f"unknown built-in bot {name!r}: the built-in bots are "
+                             f"{', '.join(strategies.NAMES)}")
+        return BuiltinBot(name)
+    folder = Path(source)
+    if (folder / "bot.toml").is_file():
+        return BotSpec.load(folder, game_id)
+    if source in strategies.NAMES:
+        return BuiltinBot(source)
+    if folder.is_dir():
+        return BotSpec.load(folder, game_id)   # says the manifest is missing
+    raise ArenaError(f"unknown bot {source!r}: give a bot folder with a bot.toml or a "
+                     f"built-in bot ({', '.join(strategies.NAMES)})")
+
+
+def resolution_help() -> str:
+    """RESOLUTION_RULE with the built-in names filled in, for --help texts."""
+    return RESOLUTION_RULE.format(builtins=", ".join(strategies.NAMES))
