@@ -19,7 +19,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))   # when run as a script to rewrite the examples
 
-from arena import bots, wire                    # noqa: E402
+from arena import wire                          # noqa: E402
+from arena.bots import host as bots             # noqa: E402
 from arena.clock import MoveClock, TimeControl  # noqa: E402
 from arena.match import StrategySeat, play_match  # noqa: E402
 from arena.sdk.bot import observation_dict      # noqa: E402
