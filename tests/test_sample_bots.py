@@ -12,8 +12,8 @@ from arena.match import StrategySeat, play_match
 from engine import records, registry
 
 SAMPLE_BOTS = Path(__file__).resolve().parent.parent / "sample_bots"
-# node-random needs `npm install` and, until the sandbox lets Node.js start, plays unsandboxed:
-# tests/test_writing_a_bot.py plays it in every game and player count.
+# node-random needs `npm install` (the npm registry): tests/test_writing_a_bot.py installs it
+# and plays it, sandboxed, in every game and player count.
 NOT_HERE = {"node-random"}
 CASES = [(folder.name, game_id)
          for folder in sorted(SAMPLE_BOTS.iterdir())

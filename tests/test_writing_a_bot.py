@@ -60,12 +60,12 @@ def npm_install(folder: Path) -> None:
         raise AssertionError(f"npm install failed in {folder}:\n{done.stderr}")
 
 
-def play(tmp_path: Path, game_id: str, bots: list[str], *extra: str) -> tuple[dict, str]:
+def play(tmp_path: Path, game_id: str, bots: list[str]) -> tuple[dict, str]:
     """One `arena play` match: (its record, after checking it ended normally and verifies;
     the text of the bots' logs)."""
     path = tmp_path / f"{game_id}-{len(bots)}.json"
     result = CliRunner().invoke(main, ["play", game_id, "--seed", "3", "--record", str(path),
-                                       "--move-time", "5", "--startup-time", "30", *extra]
+                                       "--move-time", "5", "--startup-time", "30"]
                                 + [arg for bot in bots for arg in ("--bot", bot)])
     assert result.exit_code == 0, result.output
     record = json.loads(path.read_text())
@@ -108,20 +108,14 @@ def test_the_pages_code_blocks_name_every_file_of_both_bots():
         "the page and the sample bot pin the same gRPC packages")
 
 
-# Node.js does not start inside today's sandbox: it reads /etc/ssl/openssl.cnf at start-up,
-# and the sandbox shows no /etc/ssl. Until the sandbox provides it, the Node.js bots are played
-# with --unsafe-no-sandbox (same resource limits, no isolation).
-NODE_SANDBOX_ARGS = ["--unsafe-no-sandbox"]
-
-
 @needs_node
+@needs_sandbox
 def test_the_pages_node_bot_plays_every_game_it_declares(tmp_path):
     bot = build("node-bot", tmp_path)
     shutil.copytree(ROOT / "proto", bot / "proto")   # as the page says: cp -r .../proto
     npm_install(bot)
     for game_id in BotSpec.load(bot).games:
-        record, logs = play(tmp_path, game_id, [str(bot), str(RANDOM_SAMPLE)],
-                            *NODE_SANDBOX_ARGS)
+        record, logs = play(tmp_path, game_id, [str(bot), str(RANDOM_SAMPLE)])
         assert record["players"] == ["mine-node", "random"]
         assert f"m1: {game_id}, seat 0" in logs, logs
         ranks = ",".join(map(str, record["result"]["ranks"]))
@@ -139,22 +133,24 @@ def node_sample() -> Path:
 
 
 @needs_node
+@needs_sandbox
 def test_the_node_sample_bot_plays_every_game_and_player_count_it_declares(tmp_path,
                                                                             node_sample):
     for game_id in BotSpec.load(node_sample).games:
         game = registry.get(game_id)
         for players in range(game.min_players, game.max_players + 1):
             bots = [str(node_sample)] + [str(RANDOM_SAMPLE)] * (players - 1)
-            record, _ = play(tmp_path, game_id, bots, *NODE_SANDBOX_ARGS)
+            record, _ = play(tmp_path, game_id, bots)
             assert record["players"][0] == "node-random"
 
 
 @needs_node
+@needs_sandbox
 def test_the_node_sample_bot_is_reproducible_from_its_rng_seed(tmp_path, node_sample):
     runs = []
     for name in ("first", "second"):
         (tmp_path / name).mkdir()
-        runs.append(play(tmp_path / name, "flowers", [str(node_sample)], *NODE_SANDBOX_ARGS)[0])
+        runs.append(play(tmp_path / name, "flowers", [str(node_sample)])[0])
     assert runs[0]["moves"] == runs[1]["moves"]
 
 
@@ -220,10 +216,10 @@ def _bytes(size: int) -> str:
 
 # Each limit of the sandbox: the row of the page's table that states it, and its value there.
 LIMIT_ROWS = {
-    "memory_bytes": ("memory", _bytes),
+    "memory_bytes": ("memory", lambda value: f"{_bytes(value)} for all its processes"),
     "cpu_seconds": ("CPU time", lambda value: f"{value} s"),
     "processes": ("processes and threads", str),
-    "cpus": ("cores", lambda value: f"{value:g}"),
+    "cpus": ("cores", lambda value: f"{value:g} at any moment"),
     "file_size_bytes": ("size of a file it writes", _bytes),
     "open_files": ("open files", str),
     "tmp_bytes": ("`/tmp` and `/dev/shm`", _bytes),
