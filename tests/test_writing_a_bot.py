@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from arena import sandbox
 from arena.bots import BotSpec
+from arena.clock import TimeControl
 from arena.cli import main
 from engine import records, registry
 
@@ -256,3 +257,12 @@ def test_a_package_vendored_into_the_bot_folder_is_importable_as_the_page_says(t
         if seat == 0:   # the vendored chooser picked every move of seat 0
             assert move == state.legal_moves()[-1], ply
         records.apply_entry(state, ply, seat, move)
+
+
+@needs_node
+@needs_sandbox
+def test_the_node_sample_bot_passes_arena_bot_check(tmp_path, node_sample):
+    from arena.botcheck import check_bot
+    report = check_bot(node_sample, ["mandala"], log_dir=tmp_path,
+                       time_control=TimeControl(move_time=5.0, startup=30.0))
+    assert report.passed, [(row.check, row.result, row.detail) for row in report.rows]
