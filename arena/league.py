@@ -59,7 +59,7 @@ class League:
         return [spec for spec in self.specs if spec.id not in done]
 
 
-def _lock(folder: Path) -> int:
+def lock_folder(folder: Path) -> int:
     """An exclusive lock on the league folder: two runs of one league would double matches.
     The kernel drops it when the process dies, so a killed league can be resumed at once."""
     fd = os.open(folder / "league.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -83,7 +83,7 @@ def start_league(folder: str | os.PathLike, name: str, config: LeagueConfig) -> 
     store = Store.create(folder, name=name, config=config.to_json(), planned=len(specs),
                          bots=bots, key=key)
     try:
-        lock = _lock(folder)
+        lock = lock_folder(folder)
     except LeagueError:
         store.close()
         raise
@@ -95,11 +95,14 @@ def resume_league(folder: str | os.PathLike) -> League:
     folder = Path(folder)
     store = Store.open(folder)
     try:
-        lock = _lock(folder)
+        lock = lock_folder(folder)
     except LeagueError:
         store.close()
         raise
     try:
+        if "sprt" in store.config():
+            raise LeagueError(f"{folder} holds an A/B test: continue it by running the same "
+                              "`arena sprt` command again")
         config = LeagueConfig.from_json(store.config())
         rules = registry.get(config.game).rules()
         if config.rules not in (None, rules):

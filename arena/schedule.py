@@ -233,3 +233,31 @@ def expand(bots: Sequence[str], players: int, deals: int, seed: int, key: League
                     seats=seats, deal=f"{seed_of_deal:016x}",
                     bot_seeds=tuple(key.bot_seed(match_id, seat) for seat in range(players))))
     return specs
+
+
+def duplicate_pairs(new: str, old: str, field: Sequence[str], pairs: int,
+                    key: LeagueKey) -> list[MatchSpec]:
+    """The matches of an A/B test (`arena sprt`): `pairs` pairs of games, each pair one deal
+    of its own played twice, NEW and OLD trading seats and the field bots keeping theirs.
+
+    The seating of pair k is the k-th rotation of (NEW, OLD, *field), so over a run NEW and
+    OLD sit in every seat alike; with 2 players a pair is simply both seatings. Within a pair
+    NEW and OLD each sit in two different seats, so each of their pooled processes (one per
+    seat) meets a deal once; a field bot keeps its seat and meets the deal in both games.
+    Ids: `p000012a:new,old` and `p000012b:old,new`.
+    """
+    if pairs < 1:
+        raise ScheduleError(f"an A/B test needs at least 1 pair, not {pairs}")
+    seatings = rotations((new, old, *field))
+    specs: list[MatchSpec] = []
+    for pair in range(pairs):
+        first = seatings[pair % len(seatings)]
+        swapped = tuple(old if bot == new else new if bot == old else bot for bot in first)
+        seed_of_deal = key.deal_seed(f"pair:{pair}")
+        for half, seats in (("a", first), ("b", swapped)):
+            match_id = f"p{pair:06d}{half}:{','.join(seats)}"
+            specs.append(MatchSpec(
+                id=match_id, order=len(specs), deal_index=pair, seed=seed_of_deal,
+                seats=seats, deal=f"{seed_of_deal:016x}",
+                bot_seeds=tuple(key.bot_seed(match_id, seat) for seat in range(len(seats)))))
+    return specs

@@ -183,6 +183,23 @@ class Game(ABC):
     def start(self, players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> "State":
         """The starting state for a setup; raises InvalidSetupError if it is not a legal deal."""
 
+    # -- what a seat may believe -------------------------------------------------------------
+    def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
+                    options: Mapping[str, Any] | None = None,
+                    history: Sequence[Mapping[str, Any]] | None = None) -> "State":
+        """A full state that shows `seat` exactly `observation`, drawn at random with rng.
+
+        The unseen cards (other hands, deck and pile orders, face-down stacks) are dealt as a
+        fair shuffle would deal them given what the seat has seen: every way of placing the
+        unseen cards, each card told apart, is equally likely. What the other seats' choices
+        might reveal is not taken into account. `options` are the match's rule options (the
+        observation does not carry all of them); `history` is the seat's earlier
+        observations of this match, oldest first, for games whose observation alone does not
+        hold all the seat knows (see each game). The state has no starting deal: its `setup`
+        is empty. Raises InvalidSetupError when the observation cannot come from a match.
+        """
+        raise EngineError(f"game {self.id} cannot determinise observations")
+
 
 class State(ABC):
     """A position of a match. Mutable: `apply` changes it in place; `clone` copies it."""

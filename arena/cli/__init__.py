@@ -111,3 +111,6 @@ from arena.cli import bench_fairness  # noqa: E402,F401
 from arena.cli import doctor  # noqa: E402,F401
 from arena.cli import bot_cmds  # noqa: E402,F401
 from arena.cli import replay  # noqa: E402,F401
+from arena.cli import bench_ismcts  # noqa: E402,F401
+from arena.cli import bench_sprt  # noqa: E402,F401
+from arena.cli import sprt  # noqa: E402,F401

@@ -115,6 +115,38 @@ class Flowers(Game):
         _check_setup(players, options, setup)
         return FlowersState(self, players, options, setup)
 
+    def determinize(self, observation, seat, rng, *, options=None, history=None):
+        """See Game.determinize. The observation is enough: every card drawn is placed in a
+        garden, face up or covered, and stays there. Unseen are the cards under the tops of
+        piles 0 and 1, all of pile 2, a card held face down, and the cards never dealt (a
+        fair deal mixes those alike)."""
+        players = observation["players"]
+        resolved = self.resolve_options(options, players)
+        unseen = Counter(DECK_COUNTS)
+        seen = [card for garden in observation["gardens"] for cell in garden["cells"]
+                for card in cell["cards"]]
+        seen += [top for top in observation["pile_tops"] if top]
+        held = observation["drawn_card"]
+        if held:
+            seen.append(held)
+        unseen.subtract(seen)
+        if min(unseen.values()) < 0:
+            raise InvalidSetupError("not a flowers observation: it shows more copies of "
+                                    "a card than the deck holds")
+        pool = sorted(unseen.elements())
+        rng.shuffle(pool)
+        sizes = observation["pile_sizes"]
+        piles = []
+        for pile, size in enumerate(sizes):
+            top = observation["pile_tops"][pile]
+            hidden = size - 1 if top else size
+            piles.append(pool[:hidden] + ([top] if top else []))   # top card last
+            pool = pool[hidden:]
+        placing = observation["phase"] == "place"
+        if placing and not held:
+            held = pool.pop(0)
+        return FlowersState.from_view(self, resolved, observation, piles, held)
+
 
 def _check_setup(players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> None:
     """InvalidSetupError unless setup is a legal deal of the deck under these options."""
@@ -171,6 +203,31 @@ class FlowersState(State):
         self.held_from = -1       # its pile
         self.over = False
         self.turns = 0            # completed turns
+
+    @classmethod
+    def from_view(cls, game: Flowers, options: dict[str, Any], view: Mapping[str, Any],
+                  piles: list[list[str]], held: str) -> "FlowersState":
+        """The state an observation shows, with piles (top last) and the held card given."""
+        state = object.__new__(cls)
+        state.game = game
+        state.players = view["players"]
+        state.options = options
+        state.setup = {}                    # a determinised state has no starting deal
+        state.gardens = [{(cell["x"], cell["y"]): list(cell["cards"]) for cell in g["cells"]}
+                         for g in view["gardens"]]
+        state.piles = piles
+        state.targets, state.sorted_targets = [], []
+        for seat, garden in enumerate(state.gardens):
+            state.targets.append({})
+            state.sorted_targets.append([])
+            for cell in garden:
+                state._add_targets(seat, cell)
+        state.over = view["phase"] == "over"
+        state.seat = max(view["to_move"], 0)
+        state.held = held if view["phase"] == "place" else ""
+        state.held_from = view["drawn_from"]
+        state.turns = view["turns"]
+        return state
 
     def _add_targets(self, seat: int, cell: Cell) -> None:
         """Registers a newly occupied cell and its orthogonal neighbours as targets."""

@@ -260,6 +260,60 @@ class FlowersMandala(Game):
         _check_setup(players, options, setup)
         return FlowersMandalaState.from_setup(self, players, options, setup)
 
+    def determinize(self, observation, seat, rng, *, options=None, history=None):
+        """See Game.determinize. Unseen: the other hands (beyond the cards known to be in
+        them), the deck order and the tile stacks' order; everything played stays in view
+        (face-down cards included) until it goes to the discard pile, which is shown.
+
+        Not used: after a reshuffle the seat could know the deck is the discard pile it saw,
+        but telling that pile apart from the cards already drawn needs every turn's events,
+        which observations between the seat's own decisions do not show; the deck is then
+        drawn from all unseen cards alike."""
+        players = observation["players"]
+        resolved = self.resolve_options(options, players)
+        seen = list(observation["hand"]) + list(observation["discard"])
+        for other in range(players):
+            if other != seat:
+                seen += observation["known_hands"][other]["cards"]
+        for mandala in observation["mandalas"]:
+            for side in mandala["sides"]:
+                seen += side["face_up"] + side["face_down"]
+        unseen = Counter({colour: resolved["cards_per_colour"] for colour in COLOURS})
+        unseen.subtract(seen)
+        hidden = [0 if other == seat else observation["hand_sizes"][other]
+                  - len(observation["known_hands"][other]["cards"]) for other in range(players)]
+        pool = sorted(unseen.elements())
+        if min(unseen.values()) < 0 or len(pool) != sum(hidden) + observation["deck_size"]:
+            raise InvalidSetupError(
+                f"not a flowers-mandala observation: {len(pool)} cards unseen, but hands and "
+                f"deck hide {sum(hidden) + observation['deck_size']}")
+        rng.shuffle(pool)
+        hands = []
+        for other in range(players):
+            shown = observation["hand"] if other == seat else (
+                observation["known_hands"][other]["cards"] + pool[:hidden[other]])
+            pool = pool[hidden[other]:]
+            hands.append(shown)
+        values = parse_tile_values(resolved["tile_values"])
+        in_view = [tile for m in observation["mandalas"]
+                   for tile in (m["dark_tile"], m["light_tile"]) if tile]
+        in_view += observation["left_game"]
+        for tableau in observation["tableaus"]:
+            in_view += tableau["singles"]
+            in_view += [tile for flower in tableau["flowers"] for tile in flower["tiles"]]
+        stacks = []
+        for colours, size in ((DARK_COLOURS, observation["dark_stack_size"]),
+                              (LIGHT_COLOURS, observation["light_stack_size"])):
+            left = Counter(_all_tiles(colours, values))
+            left.subtract(tile for tile in in_view if tile_colour(tile) in colours)
+            tiles = sorted(left.elements())
+            if min(left.values()) < 0 or len(tiles) != size:
+                raise InvalidSetupError("not a flowers-mandala observation: the tiles in view "
+                                        "do not leave the tile stacks' sizes")
+            rng.shuffle(tiles)
+            stacks.append(tiles)                # top at the end, as the state keeps them
+        return FlowersMandalaState.from_view(self, resolved, observation, hands, pool, stacks)
+
 
 def _check_setup(players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> None:
     """Raises InvalidSetupError unless `setup` is a legal deal under the options."""
@@ -368,6 +422,69 @@ class FlowersMandalaState(State):
         state.pending = (NO_SEAT, NO_SEAT, NO_SEAT)  # TILE: (mandala, holder, second)
         state.phase = PLAY
         state.mover = 0
+        return state
+
+    @classmethod
+    def from_view(cls, game: FlowersMandala, options: dict[str, Any], view: Mapping[str, Any],
+                  hands: list[list[str]], deck: list[str],
+                  stacks: list[list[str]]) -> "FlowersMandalaState":
+        """The state an observation shows, with every hand, the deck (top last) and the tile
+        stacks (top last) given. Only decisions of a seat are views: no chance is pending."""
+        def counts(cards: list[str]) -> list[int]:
+            result = [0] * len(COLOURS)
+            for card in cards:
+                result[COLOUR_INDEX[card]] += 1
+            return result
+
+        players = view["players"]
+        state = cls.__new__(cls)
+        state.game = game
+        state.players = players
+        state.options = dict(options)
+        state.setup = {}                    # a determinised state has no starting deal
+        state.up_to_4 = options["draw_rule"] == "up-to-4"
+        state.hands = [counts(hand) for hand in hands]
+        state.hand_totals = [len(hand) for hand in hands]
+        state.known = [counts(known["cards"]) for known in view["known_hands"]]
+        state.deck = [COLOUR_INDEX[card] for card in deck]
+        state.discard = counts(view["discard"])
+        state.discard_total = len(view["discard"])
+        state.dark, state.light = (list(stack) for stack in stacks)
+        mandalas = view["mandalas"]
+        state.centres = [[m["dark_tile"], m["light_tile"]] if m["dark_tile"] else None
+                         for m in mandalas]
+        state.present = [sum(1 << COLOUR_INDEX[c] for c in m["present"]) for m in mandalas]
+        state.up = [[counts(side["face_up"]) for side in m["sides"]] for m in mandalas]
+        state.down = [[counts(side["face_down"]) for side in m["sides"]] for m in mandalas]
+        state.cards_on = [[len(side["face_up"]) + len(side["face_down"]) for side in m["sides"]]
+                          for m in mandalas]
+        state.up_on = [[len(side["face_up"]) for side in m["sides"]] for m in mandalas]
+        state.claims = [m["claim"] for m in mandalas]
+        state.singles = [list(t["singles"]) for t in view["tableaus"]]
+        state.flowers = [[tuple(f["tiles"]) for f in t["flowers"]] for t in view["tableaus"]]
+        state.left_game = list(view["left_game"])
+        state.turn = view["turn"]
+        state.passes = view["passes"]
+        state.draw_left = 0
+        # A decision never falls in a turn whose end is already due: a stack running out or a
+        # third flower ends the game at the end of the turn that caused it.
+        state.stack_out = state.third_flower = False
+        state.end_candidates = []
+        state.end_queue = list(view["end_order"])
+        phase = view["decision"]
+        destroying = view["destroying"]
+        if phase == TILE:
+            # A tile choice in play follows a completed mandala; at the end, mandalas are
+            # destroyed as they stand, never complete (completing one destroys it at once).
+            state.ending = bool(state.end_queue) or state.present[destroying] != ALL_COLOURS
+            state.active = destroying
+            state.pending = (destroying, view["to_move"], view["second"])
+        else:
+            state.ending = False
+            state.active = NO_SEAT
+            state.pending = (NO_SEAT, NO_SEAT, NO_SEAT)
+        state.phase = phase
+        state._set_phase(phase)
         return state
 
     # -- whose decision ---------------------------------------------------------------------

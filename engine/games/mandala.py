@@ -141,6 +141,40 @@ class Mandala(Game):
         piles, deck = _read_setup(setup)
         return MandalaState(self, options, piles, deck)
 
+    def determinize(self, observation, seat, rng, *, options=None, history=None):
+        """See Game.determinize. Mandala's observation is enough: every card a seat ever saw
+        is still in sight (played cards stay on the table, in rivers, cups taken or the
+        discard), so the unseen ones are the opponent's hand, both secret cup pairs and the
+        deck, which a fair shuffle fills alike."""
+        resolved = self.resolve_options(options, 2)
+        unseen = [CARDS_PER_COLOUR] * 6
+        seen = list(observation["hand"]) + list(observation["discard"])
+        for mandala in observation["mandalas"]:
+            seen += mandala["mountain"]
+            for field in mandala["fields"]:
+                seen += field["cards"]
+        for player in observation["players"]:
+            seen += player["river"] + player["cup_taken"]
+        for name in seen:
+            unseen[_INDEX[name]] -= 1
+        pool = [c for c in _SIX for _ in range(unseen[c])]
+        opponent = observation["players"][1 - seat]
+        secret_sizes = [p["cup_size"] - len(p["cup_taken"]) for p in observation["players"]]
+        wanted = opponent["hand_size"] + sum(secret_sizes) + observation["deck_size"]
+        if min(unseen) < 0 or wanted != len(pool):
+            raise InvalidSetupError(f"not a mandala observation: {len(pool)} cards unseen, "
+                                    f"but hand, cups and deck hide {wanted}")
+        rng.shuffle(pool)
+        hidden_hand, pool = pool[:opponent["hand_size"]], pool[opponent["hand_size"]:]
+        secret = []
+        for size in secret_sizes:
+            secret.append(_counts(pool[:size]))
+            pool = pool[size:]
+        hands = [None, None]
+        hands[seat] = _counts([_INDEX[name] for name in observation["hand"]])
+        hands[1 - seat] = _counts(hidden_hand)
+        return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
+
 
 def _read_setup(setup: Mapping[str, Any]) -> tuple[dict[str, list[list[int]]], list[int]]:
     """The setup as colour codes, after checking it is a legal deal; InvalidSetupError if not."""
@@ -230,6 +264,44 @@ class MandalaState(State):
         self._destroying = -1               # mandala being taken apart, -1 if none
         self._passes = 0                    # consecutive passes just played
         self._end = ""                      # why the game ended, "" while it runs
+
+    @classmethod
+    def from_view(cls, game: Mandala, options: dict[str, Any], view: Mapping[str, Any],
+                  hands: list[list[int]], secret: list[list[int]],
+                  deck: list[int]) -> "MandalaState":
+        """The state a seat's observation shows, with the hidden parts given (determinize)."""
+        def counts(names: list[str]) -> list[int]:
+            return _counts([_INDEX[name] for name in names])
+
+        state = cls.__new__(cls)
+        state.game = game
+        state.players = 2
+        state.options = dict(options)
+        state.setup = {}                    # a determinised state has no starting deal
+        state._deck = deck
+        state._top = 0
+        state._hands = hands
+        state._hand_size = [sum(hand) for hand in hands]
+        state._secret = secret
+        players = view["players"]
+        state._taken = [counts(p["cup_taken"]) for p in players]
+        state._river = [[_INDEX[name] for name in p["river"]] for p in players]
+        state._slot = [[0] * 6, [0] * 6]
+        for s in (0, 1):
+            for slot, c in enumerate(state._river[s], 1):
+                state._slot[s][c] = slot
+        state._mountain = [counts(m["mountain"]) for m in view["mandalas"]]
+        state._field = [[counts(f["cards"]) for f in m["fields"]] for m in view["mandalas"]]
+        state._discard = counts(view["discard"])
+        state._mountain_mask = [_mask(mountain) for mountain in state._mountain]
+        state._field_mask = [[_mask(field) for field in pair] for pair in state._field]
+        state._destroying = view["destroying"]
+        to_move = view["to_move"]
+        state._to_move = None if to_move < 0 else to_move
+        state._turn = view["completed_by"] if state._destroying >= 0 else max(to_move, 0)
+        state._passes = view["passes"]
+        state._end = view["end"]
+        return state
 
     # -- whose decision ------------------------------------------------------------------------
     def to_move(self) -> int | None:

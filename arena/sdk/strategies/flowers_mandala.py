@@ -60,11 +60,11 @@ def tile_gain(singles: list[str], tile: str) -> float:
     colour = tile_colour(tile)
     for single in singles:
         if tile_colour(single) == colour:
-            return flower_points(single, tile) - single_points(single) - _hope(single)
-    return single_points(tile) + _hope(tile)
+            return flower_points(single, tile) - single_points(single) - hope(single)
+    return single_points(tile) + hope(tile)
 
 
-def _hope(tile: str) -> float:
+def hope(tile: str) -> float:
     return SINGLE_HOPE[tile.endswith("x3")]
 
 
@@ -80,7 +80,7 @@ class _MandalaView:
         self.best = gains[0] if gains else 0.0
         self.worst = gains[-1] if gains else 0.0
         # What the tiles are worth to somebody else: roughly their face values.
-        self.gift = max((single_points(tile) + _hope(tile) for tile in tiles), default=0.0)
+        self.gift = max((single_points(tile) + hope(tile) for tile in tiles), default=0.0)
         sides = mandala["sides"]
         self.counts = [len(side["face_up"]) + len(side["face_down"]) for side in sides]
         self.ups = [len(side["face_up"]) for side in sides]
@@ -100,14 +100,14 @@ class _MandalaView:
             return (self.worst if second else 0.0) - GIFT_SHARE * self.gift
         # The change in this mandala's claim value: held before and after, it only gains
         # from a new colour (the mandala nears its destruction).
-        value = self.best * (holds * _claim_share(colours)
-                             - (self.claim == self.seat) * _claim_share(len(self.present)))
+        value = self.best * (holds * claim_share(colours)
+                             - (self.claim == self.seat) * claim_share(len(self.present)))
         if not holds and colours == 5 and new:
             value -= FIVE_COLOURS_RISK * self.gift
         return value
 
 
-def _claim_share(colours: int) -> float:
+def claim_share(colours: int) -> float:
     return CLAIM_SHARE_BASE + CLAIM_SHARE_PER_COLOUR * colours
 
 

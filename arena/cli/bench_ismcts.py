@@ -1,0 +1,31 @@
+"""`arena bench ismcts`: search iterations per second of the ismcts bot (arena/bench/ismcts.py)."""
+from __future__ import annotations
+
+import json
+
+import click
+from tabulate import tabulate
+
+from arena.bench import ismcts as ismcts_bench
+from arena.cli import bench
+
+
+@bench.command("ismcts")
+@click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True), default=2.0,
+              show_default=True, help="Search time per game and player count.")
+@click.option("--game", "game_ids", multiple=True, metavar="GAME",
+              help="Only this game (repeatable); default: every registered game.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+def bench_ismcts(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> None:
+    """ISMCTS iterations per CPU second on one core, and what a move gets at 0.2 s per move."""
+    figures = ismcts_bench.measure_all(list(game_ids), seconds)
+    if as_json:
+        click.echo(json.dumps({"benchmark": "ismcts", "seconds_per_configuration": seconds,
+                               "results": [figure.to_json() for figure in figures]}))
+        return
+    rows = [(f.game, f.players, f.positions, f.iterations, f"{f.iterations_per_second:,.0f}",
+             f"{f.iterations_per_move:,.0f}") for f in figures]
+    click.echo(tabulate(rows, headers=("game", "players", "positions", "iterations",
+                                       "iterations/s", f"per move at {ismcts_bench.MOVE_TIME} s"),
+                        colalign=("left", "right", "right", "right", "right", "right"),
+                        disable_numparse=True))
