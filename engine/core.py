@@ -1,7 +1,7 @@
 """The one interface every game implements: Game (static facts, options, dealing) and State.
 
 A game is pure logic: no I/O, no processes, no clocks. Moves are plain text in the notation of
-`shared/records.md` (lower-case tokens, single spaces). The player to move is a seat number
+`docs/notation.md` (lower-case tokens, single spaces). The player to move is a seat number
 (0-based), `CHANCE` for a chance move, or `None` once the game is over.
 
 Life of a match, in engine terms::
@@ -177,7 +177,7 @@ class Game(ABC):
 
     @abstractmethod
     def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
-        """A random setup in the JSON form of `shared/records.md` for this game."""
+        """A random setup in the JSON form of `docs/notation.md` for this game."""
 
     @abstractmethod
     def start(self, players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> "State":

@@ -1,4 +1,4 @@
-"""Match records (`arena-record/1`, shared/records.md): build, read, replay and verify.
+"""Match records (`arena-record/1`, docs/notation.md): build, read, replay and verify.
 
 Pure: works on dicts and JSON text, never on files. A record holds the explicit starting
 position (`setup`) and every move, chance included, so replaying it needs no random number
@@ -277,7 +277,7 @@ def _who(seat: int | str | None) -> str:
 # -- verifying --------------------------------------------------------------------------------
 
 def verify(record: str | bytes | Mapping[str, Any]) -> dict:
-    """The verdict line of `arena verify` for one record (see shared/records.md).
+    """The verdict line of `arena verify` for one record (see docs/notation.md).
 
     `{"ok": true, "scores", "ranks", "end"}` (plus `"forfeit"` for a forfeit) when every
     move is legal and the game ends exactly at the last move with the stored result, if any;

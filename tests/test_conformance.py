@@ -1,6 +1,6 @@
 """One conformance suite, run on every registered game at every player count it allows.
 
-It checks the contract of engine/core.py and shared/records.md that the arena relies on, the
+It checks the contract of engine/core.py and docs/notation.md that the arena relies on, the
 same for every game: deals are deterministic and round-trip through JSON, legal-move lists
 are sorted, unique and all playable, near-miss strings are refused, games end, every seat's
 observation is JSON at every ply, ranks follow `ranks_from_keys` semantics, and the record

@@ -1,7 +1,7 @@
-"""Flowers-mandala rules: one hand-built scenario per rule and per [decision] of
-shared/rules/flowers-mandala.md (the Tests list of issue 3).
+"""Flowers-mandala rules: one hand-built scenario per rule and per "Arena's reading" of
+docs/rules/flowers-mandala.md (the Tests list of issue 3).
 
-Every scenario starts from an explicit setup in the records.md form and plays moves through
+Every scenario starts from an explicit setup in the form of docs/notation.md and plays moves through
 the public interface, then checks legal moves, the observation, scores and ranks. Unless a
 test says otherwise the mandalas are 0 [grey:1 green:1], 1 [purple:2 orange:2] and
 2 [red:3 yellow:3], so on mandala 0 grey and green are present from the start.

@@ -1,4 +1,4 @@
-"""`flowers` rules, each checked on an explicit setup (records.md form) plus moves.
+"""`flowers` rules, each checked on an explicit setup (the form of docs/notation.md) plus moves.
 
 Scoring of single gardens is in test_flowers_scoring.py; here: setup, options, the turn
 (draw, then place), the face-up and face-down piles, the end, whole-game scores and ranks,

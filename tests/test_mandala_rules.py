@@ -1,6 +1,7 @@
-"""Mandala rules, one hand-built scenario per rule and per [decision] of shared/rules/mandala.md.
+"""Mandala rules, one hand-built scenario per rule and per "Arena's reading" of
+docs/rules/mandala.md.
 
-Every scenario starts from an explicit setup in the records.md form and plays moves through
+Every scenario starts from an explicit setup in the form of docs/notation.md and plays moves through
 the public interface; it then checks legal-move lists, the observation, scores and ranks.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Match records per shared/records.md: what a record holds, what cannot be read, how it verifies.
+"""Match records per docs/notation.md: what a record holds, what cannot be read, how it verifies.
 
 Records here come from real random games of `mandala` (and `flowers` for a rule option),
 then are tampered with the way a broken writer or a cheat would.
@@ -268,7 +268,7 @@ def test_a_record_names_its_rules_version_and_another_version_cannot_be_read(goo
     assert "'mandala/0'" in unreadable(tampered(good, rules="mandala/0"))
     assert "rules" in unreadable(tampered(good, rules=1))
     unversioned = copy.deepcopy(good)
-    del unversioned["rules"]   # records.md does not require it: records from elsewhere
+    del unversioned["rules"]   # the format does not require it: records from elsewhere
     assert verify(unversioned)["ok"] is True
 
 

@@ -1,4 +1,4 @@
-"""`arena verify`: one JSON line per record, in order; exit 0 / 1 / 2 as shared/records.md says.
+"""`arena verify`: one JSON line per record, in order; exit 0 / 1 / 2 as docs/notation.md says.
 
 Records come from real `arena play` matches; bad inputs are written as files. The exit codes
 are checked both in-process (CliRunner) and through the installed `arena` console script.

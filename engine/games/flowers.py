@@ -1,9 +1,9 @@
-"""FLOWERS, the garden-laying card game (`shared/rules/flowers.md`), 1 to 4 players.
+"""FLOWERS, the garden-laying card game (`docs/rules/flowers.md`), 1 to 4 players.
 
 Components: 108 cards, 4 colours (`b g r y`) x (three 1s, six 2s, eight 3s, ten 4s); three
 of each colour's 4s carry a butterfly of one other colour each. Card notation: `b3`, `y4+g`.
 
-Setup (records.md): `{"gardens": [first card per seat], "piles": [[top first], x3]}`. Pile
+Setup (docs/notation.md): `{"gardens": [first card per seat], "piles": [[top first], x3]}`. Pile
 sizes: 2 players 26, 3 players 30, 1 and 4 players every remaining card dealt round-robin
 (36/36/35 and 35/35/34). Option `pile_size` (int, default 0 = "by player count") sets the
 size of every pile instead; three piles of it must fit in what is left after the gardens.
@@ -398,7 +398,7 @@ def _cell_text(stack: list[str]) -> str:
 
 
 def _is_canonical_int(token: str) -> bool:
-    """Decimal as records.md writes it: no leading zeros, no `+`, never `-0`."""
+    """Decimal as docs/notation.md writes it: no leading zeros, no `+`, never `-0`."""
     digits = token[1:] if token.startswith("-") else token
     return digits.isdigit() and digits.isascii() and (
         digits == "0" and token == "0" or not digits.startswith("0"))

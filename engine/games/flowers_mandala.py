@@ -1,4 +1,4 @@
-"""Flowers: A Mandala Game (`flowers-mandala`), 2 to 4 players (shared/rules/flowers-mandala.md).
+"""Flowers: A Mandala Game (`flowers-mandala`), 2 to 4 players (docs/rules/flowers-mandala.md).
 
 Players play cards of one colour onto one of three mandalas. A colour new to the mandala goes
 face up, a present colour face down; the player with strictly the most cards there (and at
@@ -12,7 +12,7 @@ the remaining mandalas are then destroyed in a random order and the tiles are sc
 
 Players: 2 to 4; seat 0 starts; turns go by seat order.
 
-Options (see the rules file; every [decision] number is an option):
+Options (see the rules file; every number Arena chose is an option):
     draw_rule         `up-to-4` (default): playing exactly one card draws until 4 drawn or 8
                       held, nothing at 8+; `two`: playing exactly one card draws 2.
     hand_size         cards dealt to each seat (6); players x hand_size must fit the deck.
@@ -23,7 +23,7 @@ Options (see the rules file; every [decision] number is an option):
 Colours: dark `grey purple red`, light `green orange yellow`. Tiles are written
 `COLOUR:VALUE` (`grey:2`, `red:x3`).
 
-Moves (shared/records.md notation):
+Moves (docs/notation.md notation):
     play M COLOUR N   play N >= 1 cards of COLOUR onto mandala M (0, 1 or 2). N >= 2 may not
                       empty the hand; a single last card may always be played.
     pass              only when the seat to move holds no card.
@@ -53,7 +53,7 @@ mandala with its tiles, claim holder and each seat's face-up and face-down cards
 discard pile (contents), tile-stack sizes, tiles that left the game; whose turn it is and
 which decision is pending. Never the deck order, the tile stacks' order or another hand.
 
-Version: flowers-mandala 1 (rules file shared/rules/flowers-mandala.md, 2026-11).
+Version: flowers-mandala/1 (rules file docs/rules/flowers-mandala.md, 2026-11).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Scoring of one `flowers` garden, usable on its own (engine, reports, bots).
 
 A garden maps a cell `(x, y)` to its stack of cards, bottom card first, top (visible) card
-last, cards in the notation of `shared/rules/flowers.md` (`b3`, `y4+g`). `score(garden)`
+last, cards in the notation of `docs/rules/flowers.md` (`b3`, `y4+g`). `score(garden)`
 applies the three scoring steps of the rules:
 
 1. Discards: every maximal orthogonally connected group of visible cards of one value whose

@@ -1,16 +1,16 @@
 """Mandala: two players build two shared mandalas and collect colours into a river and a cup.
 
-Rules: `shared/rules/mandala.md` (every [decision] there is implemented here).
+Rules: `docs/rules/mandala.md` (every reading marked "Arena's reading" there is implemented here).
 
 - Players: exactly 2; seat 0 moves first. No rule options. No chance moves: the setup holds
   the whole deck order, so a match is fully determined by its setup and its moves.
 - Components: 108 cards, 18 of each colour `black green orange purple red yellow`; two
   mandalas `0` and `1`, each a shared mountain plus one field per player; per player a river
   (slots 1..6) and a cup (face down).
-- Setup (records.md): `{"cups": [[c, c], [c, c]], "hands": [[6 colours], [6 colours]],
+- Setup (docs/notation.md): `{"cups": [[c, c], [c, c]], "hands": [[6 colours], [6 colours]],
   "mountains": [[c, c], [c, c]], "deck": [88 colours, top first]}`, cups, hands and
   mountains sorted.
-- Moves (notation of records.md, sorted by code point in the legal list):
+- Moves (notation of docs/notation.md, sorted by code point in the legal list):
   `mountain M COLOUR` (play one card on mandala M's mountain, then draw up to 3 / to 8 held),
   `field M COLOUR N` (N cards into your own field of M, keeping at least one card in hand),
   `discard COLOUR N` (then draw N), `pass` (only with an empty hand; two in a row end the
@@ -23,7 +23,7 @@ Rules: `shared/rules/mandala.md` (every [decision] there is implemented here).
 - Result: each cup card scores the river slot (1..6) of its colour, 0 if the colour is not in
   that player's river; ranks by score, then fewer cards in cup; still tied: shared rank.
 
-Version: mandala/1 (rules file `shared/rules/mandala.md` as of issue 2).
+Version: mandala/1 (rules file `docs/rules/mandala.md` as of issue 2).
 """
 from __future__ import annotations
 
@@ -382,7 +382,7 @@ class MandalaState(State):
         if self._hand_size[seat]:
             raise IllegalMoveError(move, "pass is only allowed with an empty hand")
         self._passes += 1
-        if self._passes == 2:               # [decision] two passes in a row end the game
+        if self._passes == 2:               # Arena's reading: two passes in a row end the game
             self._finish(END_PASSES)
         else:
             self._to_move = self._turn = 1 - seat
@@ -392,7 +392,7 @@ class MandalaState(State):
         self._hands[seat][c] -= n
         self._hand_size[seat] -= n
         self._discard[c] += n
-        self._draw(seat, n)                 # [decision] legal with an empty deck too
+        self._draw(seat, n)                 # Arena's reading: legal with an empty deck too
 
     def _grow_field(self, move: str, seat: int, m: int, c: int, n: int) -> None:
         if self._mountain[m][c]:
@@ -423,7 +423,7 @@ class MandalaState(State):
         self._hand_size[seat] -= 1
         self._mountain[m][c] += 1
         self._mountain_mask[m] |= 1 << c
-        # [decision] the player draws first, then completion is checked.
+        # Arena's reading: the player draws first, then completion is checked.
         self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
         if self._complete(m):
             self._destroy(seat, m)
