@@ -80,9 +80,12 @@ class RayPool(Executor):
         self.restarts = 0
         self._started_ray = False
 
-    def connect(self) -> None:
+    def connect(self, *, stay: bool = False) -> None:
         """Joins the cluster (or starts a local one); LeagueError in one line if it cannot.
-        Called before a league folder is created, so a bad address creates nothing."""
+        Called before a league folder is created, so a bad address creates nothing.
+
+        `stay`: keep Ray up after each run (a service runs many; Ray stops at exit), rather
+        than stopping a local instance this pool started when its run ends."""
         ray = _ray()
         if ray.is_initialized():
             return
@@ -93,7 +96,7 @@ class RayPool(Executor):
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise LeagueError(f"cannot reach the Ray cluster at {self.address}: {error}; "
                               "check --ray-address (or RAY_ADDRESS)") from None
-        self._started_ray = True
+        self._started_ray = not stay
 
     def run(self, plan: RunPlan, specs: Sequence[MatchSpec]) -> Iterator[FinishedMatch]:
         if not specs:
