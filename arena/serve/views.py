@@ -57,11 +57,13 @@ class LadderView:
 
 
 def _rows(db: ServiceDB, ladder: Ladder) -> list[Row]:
+    # Every admitted version, rated or not yet (one admitted since the last refit too).
     found = db.query(
-        "SELECT a.name, b.name, v.version, v.id, s.elo, s.interval, s.games FROM standings s "
-        "JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id "
-        "JOIN authors a ON a.id = b.author_id WHERE s.ladder = ? AND v.status = 'admitted' "
-        "ORDER BY s.games = 0, s.elo DESC, a.name, b.name", (ladder.id,))
+        "SELECT a.name, b.name, v.version, v.id, COALESCE(s.elo, 0), s.interval, "
+        "COALESCE(s.games, 0) AS played FROM versions v JOIN bots b ON b.id = v.bot_id "
+        "JOIN authors a ON a.id = b.author_id LEFT JOIN standings s ON s.version_id = v.id "
+        "WHERE v.ladder = ? AND v.status = 'admitted' "
+        "ORDER BY played = 0, s.elo DESC, a.name, b.name", (ladder.id,))
     return [Row(rank, *row) for rank, row in enumerate(found, start=1)]
 
 
