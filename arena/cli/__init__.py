@@ -62,3 +62,4 @@ from arena.cli import bench_ratings  # noqa: E402,F401
 from arena.cli import league  # noqa: E402,F401
 from arena.cli import bench_protocol  # noqa: E402,F401
 from arena.cli import serve  # noqa: E402,F401
+from arena.cli import bench_serve  # noqa: E402,F401

@@ -1,7 +1,7 @@
 """Which tables a ladder plays next: where a match tells the most. Pure, no I/O.
 
 1. A version whose rating is not yet narrow (interval unknown or wider than +/- `NARROW`
-   Elo) plays first, the one with the fewest games before the others, against opponents
+   Elo, or fewer than `MIN_GAMES` games) plays first, the one with the fewest games before the others, against opponents
    near its rating (a match between close bots carries the most information about their
    difference: p(1 - p) is largest at p = 1/2).
 2. Once every listed version is narrow, tables go to neighbouring ranks whose order is least
@@ -20,6 +20,9 @@ from typing import Callable, Hashable, Sequence
 
 NARROW = 50.0
 """A rating is narrow once its 95% interval is at most +/- this many Elo."""
+MIN_GAMES = 40
+"""Games (20 deals of two seatings) before an interval is believed: with few deals the
+deal-clustered interval is unreliable, often far too narrow (arena.ratings)."""
 FLOOR = 0.02
 """Least weight of a neighbouring pair, so a settled order is still checked now and then."""
 
@@ -36,7 +39,7 @@ class Rated:
 
 
 def is_narrow(bot: Rated) -> bool:
-    return not math.isnan(bot.interval) and bot.interval <= NARROW
+    return bot.games >= MIN_GAMES and not math.isnan(bot.interval) and bot.interval <= NARROW
 
 
 def pick_tables(ladder: Sequence[Rated], players: int, count: int, rng: random.Random,
