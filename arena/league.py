@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from arena.errors import ArenaError
+from arena.keys import LeagueKey
 from arena.league_config import LeagueConfig, LeagueError, RunPlan, check_config
 from arena.ratings import Outcome
 from arena.schedule import MatchSpec
@@ -71,13 +72,14 @@ def _lock(folder: Path) -> int:
 
 def start_league(folder: str | os.PathLike, name: str, config: LeagueConfig) -> League:
     """Checks the config, then creates the league folder and database (never over another)."""
-    bots, specs = check_config(config)
+    key = LeagueKey.for_league(config.seed)
+    bots, specs = check_config(config, key)
     # Stored with absolute folders, so the league resumes from any working directory.
     config = replace(config, bots=tuple(bot.source for bot in bots),
                      rules=registry.get(config.game).rules())
     folder = Path(folder)
     store = Store.create(folder, name=name, config=config.to_json(), planned=len(specs),
-                         bots=bots)
+                         bots=bots, key=key)
     try:
         lock = _lock(folder)
     except LeagueError:
@@ -102,7 +104,7 @@ def resume_league(folder: str | os.PathLike) -> League:
             raise LeagueError(
                 f"league {folder} was played under rules {config.rules}, this Arena plays "
                 f"{rules}: finish it with the Arena it started with, or start a new league")
-        bots, specs = check_config(config)
+        bots, specs = check_config(config, store.league_key())
         stored = {bot.name: bot for bot in store.bots()}
         for bot in bots:
             before = stored.get(bot.name)

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from arena.bots.manifest import BUILTIN, BuiltinBot, resolve_bot
 from arena.clock import TimeControl
 from arena.errors import ArenaError
+from arena.keys import LeagueKey
 from arena.schedule import DEFAULT_MAX_TABLES, MatchSpec, expand
 from arena.store import BotEntry
 from engine import registry
@@ -161,8 +162,10 @@ def load_bot(source: str, game_id: str) -> BotEntry:
     return BotEntry(bot.name, bot.version, str(bot.folder), tuple(bot.games))
 
 
-def check_config(config: LeagueConfig) -> tuple[list[BotEntry], list[MatchSpec]]:
-    """Checks a league config and returns its bots and schedule, creating nothing."""
+def check_config(config: LeagueConfig, key: LeagueKey
+                 ) -> tuple[list[BotEntry], list[MatchSpec]]:
+    """Checks a league config and returns its bots and schedule (deals from `key`), creating
+    nothing."""
     game = registry.get(config.game)
     game.resolve_options(config.options, config.players)   # player count and options
     config.timing()
@@ -171,7 +174,7 @@ def check_config(config: LeagueConfig) -> tuple[list[BotEntry], list[MatchSpec]]
         from arena import sandbox
         sandbox.require()   # refuse before any folder exists, not in every worker
     _check_names(bots)
-    specs = expand([bot.name for bot in bots], config.players, config.deals, config.seed,
+    specs = expand([bot.name for bot in bots], config.players, config.deals, config.seed, key,
                    gauntlet=_gauntlet_name(config.gauntlet, bots),
                    max_tables=config.max_tables)
     return bots, specs

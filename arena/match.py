@@ -5,13 +5,12 @@ that seat its observation, the legal moves and its clock, times the answer itsel
 applies it. Chance moves are drawn from a generator derived from the match seed and recorded
 like any move, so the record replays without a generator.
 
-A seat that cannot give a legal move in time forfeits (see `forfeit_result`); the record
+A seat that cannot give a legal move in time forfeits (see `engine.records.forfeit_result`); the record
 then keeps the moves up to the forfeit and `result.end = "forfeit"`.
 """
 from __future__ import annotations
 
 import copy
-import hashlib
 import random
 import time
 from abc import ABC, abstractmethod
@@ -21,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from arena.bot_errors import BotError
 from arena.clock import MoveClock, SeatClock, TimeControl
 from arena.errors import ArenaError
+from arena.keys import MatchSeeds
 from arena.sdk import strategies
 from engine import records, registry
 from engine.core import CHANCE, IllegalMoveError, State
@@ -28,25 +28,16 @@ from engine.core import CHANCE, IllegalMoveError, State
 
 @dataclass(frozen=True)
 class MatchInfo:
-    """What a seat is told when a match starts. `seed` stays in the arena: it fixes the deal."""
+    """What a seat is told when a match starts (never the deal's seed)."""
 
     game_id: str
     options: dict            # all options, defaults filled in
     seat: int
     players: int
     time_control: TimeControl
-    seed: int
-
-    @property
-    def bot_seed(self) -> int:
-        """A seed for the seat's own random choices: reproducible, but says nothing of the deal."""
-        return seat_seed(self.seed, self.seat)
-
-
-def seat_seed(match_seed: int, seat: int) -> int:
-    # A hash, not seed+seat: a bot must not be able to recover the deal's seed from its own.
-    digest = hashlib.sha256(f"arena-seat:{match_seed}:{seat}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1  # fits a signed 64-bit field
+    bot_seed: int
+    """A seed for the seat's own random choices: reproducible, but says nothing of the deal
+    (see arena.keys)."""
 
 
 class Seat(ABC):
@@ -135,11 +126,21 @@ class _Progress:
 
 def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | None,
                seed: int, seats: Sequence[Seat], time_control: TimeControl = TimeControl(),
-               on_event: Callable[[Event], None] | None = None) -> dict:
-    """Plays one match and returns its arena-record/1 dict (with timings and bot versions)."""
+               on_event: Callable[[Event], None] | None = None, *,
+               bot_seeds: Sequence[int] | None = None) -> dict:
+    """Plays one match and returns its arena-record/1 dict (with timings and bot versions).
+
+    `seed` fixes the deal and the chance draws; it stays in the arena. `bot_seeds` are the
+    seats' `rng_seed`s, derived from a secret key (arena.keys) for a match that must replay
+    the same; without them each seat gets fresh random bits.
+    """
     game = registry.get(game_id)
     if len(seats) != players_count:
         raise ArenaError(f"{len(seats)} bots for {players_count} players: give one bot per seat")
+    if bot_seeds is None:
+        bot_seeds = MatchSeeds.secret(seed, players_count).bots
+    if len(bot_seeds) != players_count:
+        raise ArenaError(f"{len(bot_seeds)} bot seeds for {players_count} players")
     resolved = game.resolve_options(options, players_count)
     state = game.new_state(players_count, resolved, seed=seed)
     setup = copy.deepcopy(state.setup)
@@ -147,7 +148,8 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     progress = _Progress()
 
     started: list[Seat] = []
-    forfeit = _start_seats(game_id, resolved, players_count, seed, seats, time_control, started)
+    forfeit = _start_seats(game_id, resolved, players_count, bot_seeds, seats, time_control,
+                           started)
     if forfeit is None:
         forfeit = _play(state, seats, time_control, seed, progress, emit)
     if forfeit is None:
@@ -156,7 +158,8 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
         seat_name = seats[forfeit.seat].name
         emit(Forfeited(len(progress.moves), forfeit.seat, seat_name, forfeit.reason,
                        forfeit.detail))
-        result = forfeit_result(players_count, forfeit.seat, forfeit.reason, forfeit.detail)
+        result = records.forfeit_result(players_count, forfeit.seat, forfeit.reason,
+                                        forfeit.detail)
     for seat in started:
         _tell_match_over(seat, result)
 
@@ -170,13 +173,14 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     return record
 
 
-def _start_seats(game_id, options, players, seed, seats, time_control,
+def _start_seats(game_id, options, players, bot_seeds, seats, time_control,
                  started: list[Seat]) -> _Forfeit | None:
     """Tells every seat a match starts (appending it to `started`); the first that cannot
     start forfeits, and the seats after it are not started at all."""
     for index, seat in enumerate(seats):
         try:
-            seat.new_match(MatchInfo(game_id, dict(options), index, players, time_control, seed))
+            seat.new_match(MatchInfo(game_id, dict(options), index, players, time_control,
+                                     bot_seeds[index]))
         except BotError as error:
             return _Forfeit(index, error.reason, f"{_who(seat, index, 0)}: {error.problem}")
         started.append(seat)
@@ -230,19 +234,3 @@ def _tell_match_over(seat: Seat, result: dict) -> None:
         seat.match_over(result)
     except BotError:
         pass  # the match is decided; a bot that broke afterwards is restarted before its next
-
-
-def forfeit_result(players: int, seat: int, reason: str, detail: str = "") -> dict:
-    """The result of a forfeit by `seat`.
-
-    The engine's running scores mean nothing mid-match, so a forfeit scores 1 for every other
-    seat and 0 for the forfeiter; the others share rank 1 and the forfeiter ranks last (with
-    two players: the other wins).
-    """
-    scores = [0 if index == seat else 1 for index in range(players)]
-    ranks = [players if index == seat else 1 for index in range(players)]
-    forfeit = {"seat": seat, "reason": reason}
-    if detail:
-        forfeit["detail"] = detail
-    return {"scores": scores, "ranks": ranks, "end": "forfeit", "forfeit": forfeit}
-

@@ -1,23 +1,30 @@
 """Fair league schedules: the deterministic list of matches a league plays. Pure, no I/O.
 
-A league plays `deals` deals (each a seed from which the engine deals the cards and draws any
-chance move). Bots sit at **tables** (groups of `players` bots) and every table plays every
-deal once in each seat rotation, so luck of the cards and of the seat cancels out:
+A league plays `deals` rounds. Bots sit at **tables** (groups of `players` bots) and in every
+round each table gets a deal of its own (a seed from which the engine deals the cards and
+draws any chance move) and plays it once in each seat rotation, so luck of the cards and of
+the seat cancels out:
 
 - 2 players: round robin in pairs; every deal twice, seats swapped.
 - 3-4 players: every group of that size, or a balanced random sample of groups when there are
   more than `max_tables` (about that many, so that every bot sits at as many tables as any
   other, with partners spread out); each deal in every seat rotation.
-- 1 player (`flowers`): every bot alone plays the same deals.
+- 1 player (`flowers`): every bot alone plays the same deals (each once).
 - Gauntlet: only the tables that hold the gauntlet bot, with the same fairness.
 
-Everything follows from the league seed, and every match has a stable id (deal and seating),
-so a resumed league regenerates the same list and skips the ids already stored.
+Why a deal of its own per table: a bot keeps one pooled process per seat (arena.bots), so a
+process meets each deal at most once and cannot remember the cards of an earlier seating.
+Deals shared by every table would bring one deal to one process once per opponent.
+
+Deal seeds and the bots' `rng_seed`s are derived from the league's secret key
+(arena.keys), never from the seed a person typed: a bot cannot rebuild a deal. The tables
+and their seatings follow from the league seed, which is not secret. Every match has a
+stable id (round and seating), so a resumed league regenerates the same list and skips the
+ids already stored.
 """
 from __future__ import annotations
 
 import collections
-import hashlib
 import itertools
 import math
 import random
@@ -25,6 +32,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from arena.errors import ArenaError
+from arena.keys import LeagueKey
 
 DEFAULT_MAX_TABLES = 60
 """Above this many possible groups of 3-4 bots, a balanced sample of this many is played."""
@@ -43,21 +51,26 @@ class MatchSpec:
     order: int
     """Position in the schedule (deal-major), used to report matches in a stable order."""
     deal_index: int
+    """The round."""
     seed: int
-    """The engine's deal seed: the same for every match on this deal."""
+    """The engine's deal seed: the same for every seating of this table's deal."""
     seats: tuple[str, ...]
     """Bot names per seat."""
     deal: str
-    """The deal's seed in hex: shared by every match on that deal, at every table and in every
-    seating. Ratings take each deal as one cluster of correlated results (the same cards), and
-    compare 1-player games on it. Named by the seed, so leagues read together share a label
-    only where they really share the deal."""
+    """The deal's seed in hex: shared by every seating of one table's deal (and, alone, by
+    every bot's game of the round). Ratings take each deal as one cluster of correlated
+    results (the same cards), and compare 1-player games on it. Named by the seed, so leagues
+    read together share a label only where they really share the deal."""
+    bot_seeds: tuple[int, ...] = ()
+    """Per seat, the `rng_seed` its bot is sent: keyed, independent of the deal."""
 
 
-def deal_seed(league_seed: int, deal_index: int) -> int:
-    """The seed of one deal: a 63-bit hash, so nearby league seeds give unrelated deals."""
-    digest = hashlib.sha256(f"arena-deal:{league_seed}:{deal_index}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+def deal_label(deal_index: int, table: Sequence[str]) -> str:
+    """What names a deal before the key turns it into a seed: the round, and the table's bots
+    (in name order, so every seating of the table shares it); the round alone for 1 player."""
+    if len(table) == 1:
+        return f"{deal_index}"
+    return f"{deal_index}:{'+'.join(sorted(table))}"
 
 
 def rotations(table: Sequence[str]) -> list[tuple[str, ...]]:
@@ -199,23 +212,24 @@ def tables(bots: Sequence[str], players: int, *, seed: int, gauntlet: str | None
     return groups
 
 
-def expand(bots: Sequence[str], players: int, deals: int, seed: int, *,
+def expand(bots: Sequence[str], players: int, deals: int, seed: int, key: LeagueKey, *,
            gauntlet: str | None = None,
            max_tables: int = DEFAULT_MAX_TABLES) -> list[MatchSpec]:
-    """Every match of the league, deal-major (all of deal 0, then deal 1, ...).
+    """Every match of the league, round-major (all of round 0, then round 1, ...).
 
-    Deal-major order keeps a league that is stopped early as fair as it can be.
+    Round-major order keeps a league that is stopped early as fair as it can be.
     """
     if deals < 1:
         raise ScheduleError(f"a league needs at least 1 deal, not {deals}")
     groups = tables(bots, players, seed=seed, gauntlet=gauntlet, max_tables=max_tables)
     specs: list[MatchSpec] = []
     for deal_index in range(deals):
-        seed_of_deal = deal_seed(seed, deal_index)
         for group in groups:
+            seed_of_deal = key.deal_seed(deal_label(deal_index, group))
             for seats in rotations(group):
+                match_id = f"d{deal_index:04d}:{','.join(seats)}"
                 specs.append(MatchSpec(
-                    id=f"d{deal_index:04d}:{','.join(seats)}", order=len(specs),
-                    deal_index=deal_index, seed=seed_of_deal, seats=seats,
-                    deal=f"{seed_of_deal:016x}"))
+                    id=match_id, order=len(specs), deal_index=deal_index, seed=seed_of_deal,
+                    seats=seats, deal=f"{seed_of_deal:016x}",
+                    bot_seeds=tuple(key.bot_seed(match_id, seat) for seat in range(players))))
     return specs

@@ -1,6 +1,7 @@
 """The league store: one SQLite database per league folder, the single source of results.
 
-It holds the league's config, its bots (name, content-hash version, folder), and every
+It holds the league's config, its secret key (arena.keys: deals and bots' seeds derive from
+it; only the arena reads it), its bots (name, content-hash version, folder), and every
 finished match with its full arena-record/1, timings and outcome. Each finished match is
 written in one transaction by one writer (the league's parent process), so a `kill -9`
 loses at most the matches still being played. The database runs in WAL mode, so readers
@@ -20,12 +21,15 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from arena.errors import ArenaError
+from arena.keys import LeagueKey
 from arena.ratings import Outcome
 from arena.schedule import MatchSpec
 
 DB_NAME = "league.sqlite"
 APP = "arena-league"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
+"""Schema 1 (before league keys) is still read by ladders; only schema 2 can be resumed."""
 
 _SCHEMA = """
 CREATE TABLE arena_marker (
@@ -63,6 +67,10 @@ CREATE TABLE matches (
     stored         REAL NOT NULL       -- unix time of the commit
 );
 CREATE INDEX matches_by_order ON matches (ord);
+CREATE TABLE secrets (
+    name     TEXT PRIMARY KEY,  -- "league_key"
+    value    TEXT NOT NULL      -- hex, never sent to a bot
+);
 """
 
 
@@ -114,8 +122,9 @@ def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
     return conn
 
 
-def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuses a database that is not a league store of a schema we know."""
+def _check_ours(conn: sqlite3.Connection, path: Path,
+               schemas: tuple[int, ...] = READABLE_SCHEMAS) -> None:
+    """Refuses a database that is not a league store of one of `schemas`."""
     try:
         rows = conn.execute("SELECT app, schema_version FROM arena_marker").fetchall()
     except sqlite3.DatabaseError:
@@ -126,10 +135,15 @@ def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
         conn.close()
         raise StoreError(f"{path} is not an arena league database: leave it alone or choose "
                          "another league folder")
-    if rows[0][1] != SCHEMA_VERSION:
+    if rows[0][1] not in schemas:
         conn.close()
+        if rows[0][1] in READABLE_SCHEMAS:
+            raise StoreError(f"{path} is a league from before secret league keys (schema "
+                             f"{rows[0][1]}): its ladder can be read, but it cannot be resumed; "
+                             "start a new league")
         raise StoreError(f"{path} is a league database of schema {rows[0][1]}, this arena reads "
-                         f"schema {SCHEMA_VERSION}: use the matching arena version")
+                         f"schemas {', '.join(map(str, schemas))}: use the matching arena "
+                         "version")
 
 
 class Store:
@@ -143,7 +157,7 @@ class Store:
     # -- opening ---------------------------------------------------------------------------
     @classmethod
     def create(cls, folder: str | os.PathLike, *, name: str, config: dict, planned: int,
-               bots: Iterable[BotEntry]) -> "Store":
+               bots: Iterable[BotEntry], key: LeagueKey) -> "Store":
         """A new league database in `folder`; refuses a folder that already holds a league."""
         folder = Path(folder)
         path = folder / DB_NAME
@@ -176,6 +190,7 @@ class Store:
             conn.executemany("INSERT INTO bots VALUES (?, ?, ?, ?)",
                              [(bot.name, bot.version, bot.source, json.dumps(list(bot.games)))
                               for bot in bots])
+            conn.execute("INSERT INTO secrets VALUES ('league_key', ?)", (key.hex(),))
             conn.execute("COMMIT")
             conn.execute("PRAGMA journal_mode = WAL")   # a database setting, kept in the file
             conn.close()
@@ -194,12 +209,13 @@ class Store:
         if not path.is_file():
             raise StoreError(f"{folder} holds no league ({DB_NAME} not found): give a folder "
                              "made by `arena league run`")
-        return cls._tuned(cls._existing(path).conn, path)
+        return cls._tuned(cls._existing(path, schemas=(SCHEMA_VERSION,)).conn, path)
 
     @classmethod
-    def _existing(cls, path: Path, read_only: bool = False) -> "Store":
+    def _existing(cls, path: Path, read_only: bool = False,
+                  schemas: tuple[int, ...] = READABLE_SCHEMAS) -> "Store":
         conn = _connect(path, read_only=read_only)
-        _check_ours(conn, path)
+        _check_ours(conn, path, schemas)
         return cls(conn, path)
 
     @classmethod
@@ -225,6 +241,11 @@ class Store:
 
     def config(self) -> dict:
         return json.loads(self.conn.execute("SELECT config FROM league").fetchone()[0])
+
+    def league_key(self) -> LeagueKey:
+        """The league's secret key: deals and bots' seeds derive from it."""
+        return LeagueKey.from_hex(self.conn.execute(
+            "SELECT value FROM secrets WHERE name = 'league_key'").fetchone()[0])
 
     def bots(self) -> list[BotEntry]:
         return [BotEntry(name, version, source, tuple(json.loads(games)))

@@ -60,9 +60,13 @@ class SeatSource:
                 fresh_per_match=plan.fresh_bots))
 
     def seats(self, names: Sequence[str]) -> list[Seat]:
-        """One seat per name; close them after the match (that returns bots to the pool)."""
-        return [self.host.seat(self.specs[name]) if name in self.specs
-                else StrategySeat(name, self.plan.game) for name in names]
+        """One seat per name; close them after the match (that returns bots to the pool).
+
+        A bot's seat `i` is played by its pooled process for seat `i` (its lane): with deals
+        of their own per table, a process then meets every deal at most once.
+        """
+        return [self.host.seat(self.specs[name], lane=index) if name in self.specs
+                else StrategySeat(name, self.plan.game) for index, name in enumerate(names)]
 
     def close(self) -> None:
         self.stack.close()
@@ -74,7 +78,7 @@ def play_spec(source: SeatSource, plan: RunPlan, spec: MatchSpec, worker: int) -
     try:
         started, clock = time.time(), time.monotonic()
         record = play_match(plan.game, plan.players, plan.options, spec.seed, seats,
-                            TimeControl(**plan.time_control))
+                            TimeControl(**plan.time_control), bot_seeds=spec.bot_seeds)
     finally:
         for seat in seats:
             seat.close()

@@ -98,6 +98,21 @@ def normal_result(state: State) -> dict:
     return {"scores": state.scores(), "ranks": state.ranks(), "end": "normal"}
 
 
+def forfeit_result(players: int, seat: int, reason: str, detail: str = "") -> dict:
+    """The `result` of a match that `seat` forfeited: the forfeit rule, which `verify` checks.
+
+    The engine's running scores mean nothing mid-match, so a forfeit scores 1 for every other
+    seat and 0 for the forfeiter; the others share rank 1 and the forfeiter ranks last (with
+    two players: the other wins).
+    """
+    scores = [0 if index == seat else 1 for index in range(players)]
+    ranks = [players if index == seat else 1 for index in range(players)]
+    forfeit = {"seat": seat, "reason": reason}
+    if detail:
+        forfeit["detail"] = detail
+    return {"scores": scores, "ranks": ranks, "end": "forfeit", "forfeit": forfeit}
+
+
 def to_json(record: Mapping[str, Any]) -> str:
     """Record text: one top-level key per line and one move per line, easy to read and diff."""
     lines = []
@@ -283,9 +298,7 @@ def _verdict(record: Record, state: State) -> dict:
     end = len(record.moves)
     stored = record.result
     if stored is not None and stored["end"] == "forfeit":
-        if state.is_over():
-            raise ReplayError(end, "the result says forfeit, but the moves play the game to "
-                                   "its normal end")
+        _check_forfeit(record, state, stored)
         return {"ok": True, "scores": stored["scores"], "ranks": stored["ranks"],
                 "end": "forfeit", "forfeit": stored["forfeit"]}
     if not state.is_over():
@@ -297,6 +310,26 @@ def _verdict(record: Record, state: State) -> dict:
                                f"{stored['ranks']}) differs from the replay (scores {scores}, "
                                f"ranks {ranks})")
     return {"ok": True, "scores": scores, "ranks": ranks, "end": "normal"}
+
+
+def _check_forfeit(record: Record, state: State, stored: Mapping[str, Any]) -> None:
+    """A forfeit result must follow the forfeit rule: the game not over, the forfeiter the
+    seat to decide next (or any seat before the first move: a bot that failed to start), and
+    the scores and ranks those of `forfeit_result`."""
+    end = len(record.moves)
+    if state.is_over():
+        raise ReplayError(end, "the result says forfeit, but the moves play the game to its "
+                               "normal end")
+    seat = stored["forfeit"]["seat"]
+    if record.moves and state.to_move() != seat:
+        raise ReplayError(end, f"the result says seat {seat} forfeited, but after the last "
+                               f"move {_who(state.to_move())} is to move")
+    expected = forfeit_result(len(record.players), seat, stored["forfeit"]["reason"])
+    if (stored["scores"], stored["ranks"]) != (expected["scores"], expected["ranks"]):
+        raise ReplayError(end, f"the stored result (scores {stored['scores']}, ranks "
+                               f"{stored['ranks']}) breaks the forfeit rule: seat {seat} "
+                               f"forfeiting gives scores {expected['scores']}, ranks "
+                               f"{expected['ranks']}")
 
 
 def exit_status(verdict: Mapping[str, Any]) -> int:

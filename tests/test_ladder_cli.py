@@ -16,8 +16,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import main
+from arena.keys import LeagueKey
 from arena.schedule import expand
 from arena.store import BotEntry, FinishedMatch, Store
+
+KEY = LeagueKey(bytes(32))   # a fixed league key: schedules are pure functions of it
 
 STRENGTH = {"greedy": 300.0, "middle": 0.0, "random": -300.0}
 VERSIONS = {name: (name[0] * 64) for name in STRENGTH}
@@ -27,12 +30,12 @@ def make_league(folder, *, seed: int = 7, deals: int = 30, game: str = "mandala"
                 players: int = 2, options: dict | None = None, stop_after: int | None = None):
     """A league store with matches decided by STRENGTH (Elo odds) from each deal's seed."""
     bots = sorted(STRENGTH)
-    specs = expand(bots, players, deals, seed)
+    specs = expand(bots, players, deals, seed, key=LeagueKey.for_league(seed, installation=KEY))
     config = {"game": game, "players": players, "deals": deals, "seed": seed,
               "options": options or {}}
     entries = [BotEntry(name, VERSIONS[name], f"builtin:{name}", (game,)) for name in bots]
     with Store.create(folder, name=folder.name, config=config, planned=len(specs),
-                      bots=entries) as store:
+                      bots=entries, key=KEY) as store:
         for spec in specs[:stop_after]:
             rng = random.Random(f"{spec.id}:{seed}")
             # A finish per seat: strength plus logistic-like noise; ties impossible.
@@ -72,7 +75,8 @@ def test_the_table_lists_bots_best_first_with_every_column(league):
                    "forfeits", "LOS next"):
         assert column in lines[0]
     assert "greedy (gggggggg)" in lines[2] and "random (rrrrrrrr)" in lines[4]
-    assert "95% interval, deals as clusters (30 deals)" in result.output
+    # 30 rounds, each pair of bots at its own table with a deal of its own.
+    assert "95% interval, deals as clusters (90 deals)" in result.output
 
 
 def test_markdown_is_a_pipe_table(league):
@@ -98,7 +102,7 @@ def test_csv_has_one_row_per_bot_with_numbers(league):
 
 def test_json_holds_the_ladder_and_how_it_was_made(league):
     data = json_ladder(league)
-    assert data["confidence"] == 0.95 and data["anchor"] is None and data["deals"] == 30
+    assert data["confidence"] == 0.95 and data["anchor"] is None and data["deals"] == 90
     best, middle, worst = data["ladder"]
     assert (best["bot"], middle["bot"], worst["bot"]) == ("greedy", "middle", "random")
     assert best["elo"] > middle["elo"] > worst["elo"]
@@ -132,13 +136,13 @@ def test_an_anchor_pins_the_named_bot(league):
 def test_leagues_of_one_game_merge_into_one_ladder(tmp_path, league):
     other = make_league(tmp_path / "other", seed=8, deals=10)
     merged = json_ladder(league, other)
-    assert merged["deals"] == 30 + 10
+    assert merged["deals"] == 3 * (30 + 10)
     assert all(row["games"] == 120 + 40 for row in merged["ladder"])
 
 
 def test_leagues_with_the_same_seed_share_their_deals(tmp_path, league):
     again = make_league(tmp_path / "again", seed=7, deals=30)
-    assert json_ladder(league, again)["deals"] == 30
+    assert json_ladder(league, again)["deals"] == 3 * 30
 
 
 def test_merged_running_leagues_replay_one_after_the_other(tmp_path, league):
@@ -160,9 +164,10 @@ def test_merged_running_leagues_replay_one_after_the_other(tmp_path, league):
 
 def test_the_table_warns_when_deals_are_too_few_for_the_intervals(tmp_path, league):
     assert "deals" in run(league).output and "too narrow" not in run(league).output
-    few = make_league(tmp_path / "few", deals=2)
+    # Three bots at one 3-player table: 2 rounds are 2 deals.
+    few = make_league(tmp_path / "few", seed=2, deals=2, players=3, game="flowers-mandala")
     assert "Only 2 deals for 3 bots: the intervals are likely too narrow" in run(few).output
-    one = run(make_league(tmp_path / "one", deals=1))
+    one = run(make_league(tmp_path / "one", deals=1, stop_after=2))   # one table's deal
     assert "need results from at least 2 deals" in one.output
     assert " - " in one.output.splitlines()[2]   # no interval
 

@@ -9,7 +9,8 @@ import pytest
 from arena import sandbox
 from arena.bots import BotSpec
 from arena.clock import SeatClock, TimeControl
-from arena.match import Seat, StrategySeat, forfeit_result, play_match
+from arena.match import Seat, StrategySeat, play_match
+from engine.records import forfeit_result
 from engine import records
 
 SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
@@ -45,8 +46,10 @@ def test_a_match_records_every_move_with_its_time_and_the_bots():
 
 
 def test_chance_moves_are_drawn_from_the_seed_and_recorded():
+    # Same deal seed and bot seeds: the same match, chance moves included.
     runs = [play_match("flowers-mandala", 3, {}, 21, [builtin("random", "flowers-mandala")
-                                                      for _ in range(3)]) for _ in range(2)]
+                                                      for _ in range(3)], bot_seeds=(4, 5, 6))
+            for _ in range(2)]
     assert runs[0]["moves"] == runs[1]["moves"]
     assert any(seat == "chance" for seat, _ in runs[0]["moves"])
     assert records.verify(runs[0])["ok"]
@@ -126,8 +129,10 @@ def test_sample_bots_play_a_full_match_whose_record_verifies(host, game, players
 @needs_sandbox
 def test_a_subprocess_bot_plays_exactly_like_the_same_strategy_in_process(host):
     with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as remote:
-        over_grpc = play_match("mandala", 2, {}, 9, [remote, builtin("greedy")])
-    in_process = play_match("mandala", 2, {}, 9, [builtin("random"), builtin("greedy")])
+        over_grpc = play_match("mandala", 2, {}, 9, [remote, builtin("greedy")],
+                               bot_seeds=(3, 4))
+    in_process = play_match("mandala", 2, {}, 9, [builtin("random"), builtin("greedy")],
+                            bot_seeds=(3, 4))
     assert over_grpc["moves"] == in_process["moves"]
     assert over_grpc["result"] == in_process["result"]
 

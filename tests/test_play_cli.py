@@ -9,7 +9,8 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena import sandbox
-from engine import records
+from arena.keys import KEY_FILE_ENV, installation_key
+from engine import records, registry
 
 SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
 needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
@@ -32,7 +33,8 @@ def test_play_prints_each_move_and_writes_a_record_that_replays(tmp_path):
     record = json.loads(path.read_text())
     assert record["format"] == "arena-record/1"
     assert record["players"] == ["random", "greedy"]
-    assert record["seed"] == 7
+    # The record's seed is the engine's, derived from 7 with this installation's secret key.
+    assert record["seed"] == installation_key().match_seeds("play:7", 2).deal != 7
     assert verifies(record)
     first_seat, first_move = record["moves"][0]
     assert f"ply 0  seat {first_seat} (random): {first_move}" in result.output
@@ -49,6 +51,32 @@ def test_same_seed_same_match(tmp_path):
         record = json.loads((tmp_path / name).read_text())
         records.append((record["moves"], record["result"]))
     assert records[0] == records[1]
+
+
+def test_the_typed_seed_alone_does_not_give_the_deal(tmp_path, monkeypatch):
+    # A bot that guesses the seed a person typed cannot deal the cards itself: the deal
+    # depends on this installation's secret key too.
+    def setup_with_key(key_file: Path) -> dict:
+        monkeypatch.setenv(KEY_FILE_ENV, str(key_file))
+        path = tmp_path / "match.json"
+        assert run("play", "mandala", "--seed", "7", "--bot", "random", "--bot", "random",
+                   "--record", str(path), "--quiet").exit_code == 0
+        return json.loads(path.read_text())["setup"]
+
+    here = setup_with_key(tmp_path / "one.key")
+    assert setup_with_key(tmp_path / "one.key") == here
+    assert setup_with_key(tmp_path / "other.key") != here
+    assert registry.get("mandala").new_state(2, {}, seed=7).setup != here
+
+
+def test_without_a_seed_the_match_gets_64_random_bits():
+    seeds = set()
+    for _ in range(3):
+        result = run("play", "mandala", "--bot", "random", "--bot", "random")
+        assert result.exit_code == 0, result.output
+        seeds.add(int(result.output.split("seed ", 1)[1].split(",", 1)[0]))
+    assert len(seeds) == 3
+    assert max(seed.bit_length() for seed in seeds) > 32   # wrong once in 2^96 runs
 
 
 def test_quiet_prints_only_the_result():

@@ -42,7 +42,8 @@ def handshake(stub, token: str, version: int = arena_pb2.PROTOCOL_VERSION_1):
 
 
 def info(seat: int = 0) -> MatchInfo:
-    return MatchInfo("mandala", {}, seat, 2, TimeControl(move_time=1.0, startup=10.0), seed=5)
+    return MatchInfo("mandala", {}, seat, 2, TimeControl(move_time=1.0, startup=10.0),
+                     bot_seed=5)
 
 
 def test_the_socket_folder_is_private(host):

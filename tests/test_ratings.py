@@ -195,6 +195,13 @@ def test_a_deal_that_suits_a_bot_at_all_its_tables_is_one_cluster():
     assert coverage(2, 30, per_table=True, **league) < 0.9
 
 
+def test_a_league_with_a_deal_per_table_covers_the_true_ratings_at_the_stated_rate():
+    # Leagues give every table its own deal (so no bot process meets a deal twice): a bot's
+    # form on a deal then lifts it at one table only, and each table's deal is one cluster.
+    league = dict(round_robin=True, form=0.7, hand_luck=0.9, table_deals=True)
+    assert STATED[0] <= coverage(2, 30, **league) <= STATED[1]
+
+
 @pytest.mark.parametrize("players,deals", [(3, 100), (4, 60)])
 def test_multiplayer_rotations_cover_the_true_ratings_at_the_stated_rate(players, deals):
     assert STATED[0] <= coverage(players, deals) <= STATED[1]

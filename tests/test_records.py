@@ -196,6 +196,41 @@ def test_a_forfeit_after_the_normal_end_of_the_game_fails(good):
     assert failing_ply(record) == len(good["moves"])
 
 
+@pytest.mark.parametrize("scores, ranks", [   # the forfeiter's first, then the other's
+    ([7, 99], [2, 1]),    # both scores made up
+    ([1, 0], [1, 2]),     # the forfeiter wins
+    ([0, 1], [1, 1]),     # a shared first place
+    ([0, 5], [2, 1]),     # the winner's score made up
+])
+def test_a_forfeit_result_that_breaks_the_forfeit_rule_fails(good, scores, ranks):
+    seat = good["moves"][10][0]
+    record = forfeited(good, after=10, seat=seat)
+    if seat == 1:
+        scores, ranks = scores[::-1], ranks[::-1]
+    record["result"].update(scores=scores, ranks=ranks)
+    verdict = verify(record)
+    assert verdict["ok"] is False and verdict["ply"] == 10
+    assert "forfeit rule" in verdict["error"]
+
+
+def test_only_the_seat_to_move_can_forfeit_once_play_began(good):
+    mover = good["moves"][10][0]
+    verdict = verify(forfeited(good, after=10, seat=1 - mover))
+    assert verdict["ok"] is False and verdict["ply"] == 10
+    assert f"seat {1 - mover} forfeited" in verdict["error"]
+
+
+def test_the_forfeit_rule_for_four_players_is_what_verify_checks():
+    record = random_record("flowers-mandala", players=4, seed=5)
+    seat = next(entry[0] for entry in record["moves"][12:] if entry[0] != CHANCE)
+    after = record["moves"].index(next(e for e in record["moves"][12:] if e[0] == seat))
+    record = tampered(record, moves=record["moves"][:after],
+                      result=records.forfeit_result(4, seat, "crash"))
+    assert verify(record)["ok"] is True
+    record["result"]["ranks"] = [1, 2, 3, 4]
+    assert verify(record)["ok"] is False
+
+
 # -- records that cannot be read --------------------------------------------------------------
 
 def unreadable(record) -> str:

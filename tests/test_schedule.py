@@ -8,7 +8,10 @@ import random
 
 import pytest
 
-from arena.schedule import ScheduleError, balanced_sample, deal_seed, expand, rotations
+from arena.keys import LeagueKey
+from arena.schedule import ScheduleError, balanced_sample, expand, rotations
+
+KEY = LeagueKey(bytes(32))   # a fixed league key: schedules are pure functions of it
 
 
 BOTS = ["ada", "bob", "cyd", "dee", "eve"]
@@ -22,23 +25,45 @@ def seatings_per_deal(specs):
 
 
 def test_two_players_round_robin_every_deal_twice_with_seats_swapped():
-    specs = expand(BOTS, players=2, deals=3, seed=1)
+    specs = expand(BOTS, players=2, deals=3, seed=1, key=KEY)
     for seatings in seatings_per_deal(specs).values():
         assert len(seatings) == 2 * math.comb(len(BOTS), 2)
         for first, second in itertools.combinations(BOTS, 2):
             assert (first, second) in seatings and (second, first) in seatings
 
 
-def test_every_match_of_a_deal_uses_the_same_deal_seed_and_deals_differ():
-    specs = expand(BOTS, players=2, deals=4, seed=1)
-    seeds = {spec.deal_index: {s.seed for s in specs if s.deal_index == spec.deal_index}
-             for spec in specs}
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_every_table_has_a_deal_of_its_own_played_in_each_of_its_seatings(players):
+    specs = expand(BOTS, players=players, deals=3, seed=1, key=KEY)
+    seeds = collections.defaultdict(set)
+    for spec in specs:
+        seeds[spec.deal_index, frozenset(spec.seats)].add(spec.seed)
     assert all(len(found) == 1 for found in seeds.values())
-    assert len({found.pop() for found in seeds.values()}) == 4
+    every_seed = [found.pop() for found in seeds.values()]
+    assert len(set(every_seed)) == len(every_seed)   # no two tables, no two rounds share
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_no_bot_meets_a_deal_twice_in_the_same_seat(players):
+    # What lets one pooled process per bot and seat never see a deal twice.
+    specs = expand(BOTS, players=players, deals=3, seed=1, key=KEY)
+    meetings = collections.Counter((bot, seat, spec.seed) for spec in specs
+                                   for seat, bot in enumerate(spec.seats))
+    assert set(meetings.values()) == {1}
+
+
+def test_bot_seeds_are_keyed_and_differ_per_seat_and_match():
+    specs = expand(BOTS, players=3, deals=2, seed=1, key=KEY)
+    seeds = [seed for spec in specs for seed in spec.bot_seeds]
+    assert all(len(spec.bot_seeds) == 3 for spec in specs)
+    assert len(set(seeds)) == len(seeds)
+    other = expand(BOTS, players=3, deals=2, seed=1, key=LeagueKey(bytes([1]) * 32))
+    assert not set(seeds) & {seed for spec in other for seed in spec.bot_seeds}
+    assert not {spec.seed for spec in specs} & {spec.seed for spec in other}
 
 
 def test_three_players_every_group_in_every_rotation():
-    specs = expand(BOTS, players=3, deals=2, seed=9)
+    specs = expand(BOTS, players=3, deals=2, seed=9, key=KEY)
     for seatings in seatings_per_deal(specs).values():
         groups = collections.Counter(frozenset(seats) for seats in seatings)
         assert set(groups) == {frozenset(g) for g in itertools.combinations(BOTS, 3)}
@@ -49,7 +74,7 @@ def test_three_players_every_group_in_every_rotation():
 
 def test_each_bot_sits_in_each_seat_equally_often():
     for players in (2, 3, 4):
-        specs = expand(BOTS, players=players, deals=2, seed=3)
+        specs = expand(BOTS, players=players, deals=2, seed=3, key=KEY)
         per_seat = collections.Counter((spec.seats[i], i) for spec in specs
                                        for i in range(players))
         assert len(set(per_seat.values())) == 1, players
@@ -57,32 +82,33 @@ def test_each_bot_sits_in_each_seat_equally_often():
 
 
 def test_one_player_every_bot_plays_the_same_deals():
-    specs = expand(BOTS, players=1, deals=3, seed=5)
+    specs = expand(BOTS, players=1, deals=3, seed=5, key=KEY)
     for deal_index, seatings in seatings_per_deal(specs).items():
         assert sorted(seats[0] for seats in seatings) == sorted(BOTS)
         assert len({s.deal for s in specs if s.deal_index == deal_index}) == 1
 
 
 def test_deal_labels_name_the_deal_so_other_leagues_share_them_only_on_the_same_deal():
-    first, other_seed = expand(BOTS, 2, 1, seed=1), expand(BOTS, 2, 1, seed=2)
-    assert not {s.deal for s in first} & {s.deal for s in other_seed}
-    assert {s.deal for s in first} == {s.deal for s in expand(BOTS, 2, 1, seed=1)}
+    other_key = LeagueKey(bytes([7]) * 32)
+    first, other = expand(BOTS, 2, 1, seed=1, key=KEY), expand(BOTS, 2, 1, seed=1, key=other_key)
+    assert not {s.deal for s in first} & {s.deal for s in other}
+    assert {s.deal for s in first} == {s.deal for s in expand(BOTS, 2, 1, seed=1, key=KEY)}
 
 
-@pytest.mark.parametrize("players", [1, 2, 3])
-def test_every_match_on_a_deal_shares_its_label_at_every_table(players):
-    # Ratings cluster by this label: the same cards tie a bot's games at all its tables.
-    specs = expand(BOTS, players=players, deals=3, seed=5)
+@pytest.mark.parametrize("players", [2, 3])
+def test_every_seating_of_a_tables_deal_shares_its_label(players):
+    # Ratings cluster by this label: the same cards tie the games of one table's deal.
+    specs = expand(BOTS, players=players, deals=3, seed=5, key=KEY)
     labels = collections.defaultdict(set)
     for spec in specs:
-        labels[spec.deal_index].add(spec.deal)
+        labels[spec.deal_index, frozenset(spec.seats)].add(spec.deal)
     assert all(len(found) == 1 for found in labels.values())
-    assert len(set.union(*labels.values())) == 3
+    assert len(set.union(*labels.values())) == len(labels)
 
 
 def test_too_many_groups_are_sampled_with_equal_counts_per_bot():
     bots = [f"bot{i}" for i in range(12)]
-    specs = expand(bots, players=4, deals=1, seed=2, max_tables=30)
+    specs = expand(bots, players=4, deals=1, seed=2, max_tables=30, key=KEY)
     groups = {frozenset(spec.seats) for spec in specs}
     assert len(groups) == 30
     tables_per_bot = collections.Counter(bot for group in groups for bot in group)
@@ -91,11 +117,11 @@ def test_too_many_groups_are_sampled_with_equal_counts_per_bot():
 
 def test_a_sample_size_is_rounded_up_so_every_bot_sits_equally_often():
     bots = [f"bot{i}" for i in range(7)]
-    specs = expand(bots, players=3, deals=1, seed=2, max_tables=20)
+    specs = expand(bots, players=3, deals=1, seed=2, max_tables=20, key=KEY)
     groups = {frozenset(spec.seats) for spec in specs}
     assert len(groups) == 21                               # 21 x 3 seats = 9 per bot
     assert set(collections.Counter(bot for g in groups for bot in g).values()) == {9}
-    gauntlet = expand(bots, players=4, deals=1, seed=2, max_tables=10, gauntlet="bot0")
+    gauntlet = expand(bots, players=4, deals=1, seed=2, max_tables=10, gauntlet="bot0", key=KEY)
     others = collections.Counter(bot for spec in gauntlet for bot in spec.seats)
     del others["bot0"]
     assert len(set(others.values())) == 1
@@ -110,7 +136,7 @@ def test_sampled_tables_are_distinct_and_balanced_however_many_are_asked(size):
                                ([f"b{i}" for i in range(7)], "b0"),
                                ([f"b{i}" for i in range(9)], None)):
             for seed in range(3):
-                specs = expand(bots, size, 2, seed, max_tables=count, gauntlet=gauntlet)
+                specs = expand(bots, size, 2, seed, max_tables=count, gauntlet=gauntlet, key=KEY)
                 assert len({spec.id for spec in specs}) == len(specs)
                 groups = [frozenset(spec.seats) for spec in specs if spec.deal_index == 0]
                 counts = collections.Counter(bot for group in set(groups) for bot in group
@@ -129,7 +155,7 @@ def test_balanced_sample_spread_is_at_most_one():
 
 
 def test_gauntlet_plays_one_bot_against_all_others_with_the_same_fairness():
-    specs = expand(BOTS, players=2, deals=2, seed=1, gauntlet="cyd")
+    specs = expand(BOTS, players=2, deals=2, seed=1, gauntlet="cyd", key=KEY)
     assert all("cyd" in spec.seats for spec in specs)
     opponents = collections.Counter(bot for spec in specs for bot in spec.seats if bot != "cyd")
     assert set(opponents) == set(BOTS) - {"cyd"} and len(set(opponents.values())) == 1
@@ -138,28 +164,35 @@ def test_gauntlet_plays_one_bot_against_all_others_with_the_same_fairness():
 
 
 def test_gauntlet_with_three_players_keeps_rotations():
-    specs = expand(BOTS, players=3, deals=1, seed=1, gauntlet="ada")
+    specs = expand(BOTS, players=3, deals=1, seed=1, gauntlet="ada", key=KEY)
     assert len(specs) == math.comb(4, 2) * 3
     assert collections.Counter(spec.seats.index("ada") for spec in specs) == {0: 6, 1: 6, 2: 6}
 
 
-def test_same_seed_same_schedule_other_seed_other_deals():
-    first = expand(BOTS, players=3, deals=3, seed=11)
-    assert first == expand(BOTS, players=3, deals=3, seed=11)
-    assert [s.seed for s in first] != [s.seed for s in expand(BOTS, 3, 3, seed=12)]
+def test_same_seed_and_key_same_schedule_other_key_other_deals():
+    first = expand(BOTS, players=3, deals=3, seed=11, key=KEY)
+    assert first == expand(BOTS, players=3, deals=3, seed=11, key=KEY)
+    other_key = LeagueKey.for_league(12, installation=KEY)
+    assert [s.seed for s in first] != [s.seed for s in expand(BOTS, 3, 3, seed=11, key=other_key)]
+
+
+def test_the_league_key_follows_from_seed_and_installation_key_and_nothing_else():
+    assert LeagueKey.for_league(11, installation=KEY) == LeagueKey.for_league(11, installation=KEY)
+    assert LeagueKey.for_league(11, installation=KEY) != LeagueKey.for_league(12, installation=KEY)
+    assert (LeagueKey.for_league(11, installation=KEY)
+            != LeagueKey.for_league(11, installation=LeagueKey(bytes([3]) * 32)))
 
 
 def test_ids_are_unique_and_stable():
-    specs = expand(BOTS, players=2, deals=3, seed=1)
+    specs = expand(BOTS, players=2, deals=3, seed=1, key=KEY)
     assert len({spec.id for spec in specs}) == len(specs)
     assert specs[0].id == "d0000:ada,bob" and specs[1].id == "d0000:bob,ada"
     assert [spec.order for spec in specs] == list(range(len(specs)))
 
 
-def test_deal_seed_is_a_fixed_function_of_league_seed_and_deal():
-    assert deal_seed(1, 0) == deal_seed(1, 0)
-    assert 0 <= deal_seed(1, 0) < 2 ** 63
-    assert deal_seed(1, 0) != deal_seed(1, 1) != deal_seed(2, 1)
+def test_deal_seeds_fit_a_signed_64_bit_field():
+    assert all(0 <= spec.seed < 2 ** 63 and all(0 <= seed < 2 ** 63 for seed in spec.bot_seeds)
+               for spec in expand(BOTS, players=2, deals=3, seed=1, key=KEY))
 
 
 @pytest.mark.parametrize("bots, players, gauntlet, message", [
@@ -171,12 +204,12 @@ def test_deal_seed_is_a_fixed_function_of_league_seed_and_deal():
 ])
 def test_impossible_leagues_are_refused_with_a_reason(bots, players, gauntlet, message):
     with pytest.raises(ScheduleError, match=message):
-        expand(bots, players, deals=1, seed=0, gauntlet=gauntlet)
+        expand(bots, players, deals=1, seed=0, gauntlet=gauntlet, key=KEY)
 
 
 def test_zero_deals_or_tables_is_refused():
     with pytest.raises(ScheduleError, match="at least 1 deal"):
-        expand(BOTS, 2, deals=0, seed=0)
+        expand(BOTS, 2, deals=0, seed=0, key=KEY)
     for tables in (0, -5):   # not a silent league of no matches
         with pytest.raises(ScheduleError, match="--tables must be at least 1"):
-            expand(BOTS, 3, deals=1, seed=0, max_tables=tables)
+            expand(BOTS, 3, deals=1, seed=0, max_tables=tables, key=KEY)

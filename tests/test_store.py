@@ -6,9 +6,12 @@ import sqlite3
 
 import pytest
 
+from arena.keys import LeagueKey
 from arena.schedule import expand
 from arena.store import (DB_NAME, BotEntry, FinishedMatch, Store, StoreError, read_league,
                          read_outcomes)
+
+KEY = LeagueKey(bytes(32))   # a fixed league key: schedules are pure functions of it
 
 BOTS = [BotEntry("ada", "a" * 64, "/bots/ada", ("mandala",)),
         BotEntry("bob", "b" * 64, "/bots/bob", ("mandala",))]
@@ -16,7 +19,7 @@ CONFIG = {"game": "mandala", "players": 2, "deals": 2, "seed": 7}
 
 
 def new_store(folder) -> Store:
-    return Store.create(folder, name="test", config=CONFIG, planned=4, bots=BOTS)
+    return Store.create(folder, name="test", config=CONFIG, planned=4, bots=BOTS, key=KEY)
 
 
 def finished(spec, ranks=(1, 2), forfeit=None) -> FinishedMatch:
@@ -44,7 +47,7 @@ def test_a_new_store_keeps_config_bots_and_plan(tmp_path):
 
 
 def test_each_finished_match_is_stored_with_its_record_and_outcome(tmp_path):
-    specs = expand(["ada", "bob"], players=2, deals=2, seed=7)
+    specs = expand(["ada", "bob"], players=2, deals=2, seed=7, key=KEY)
     with new_store(tmp_path) as store:
         store.add_match(finished(specs[1], ranks=(2, 1)))
         store.add_match(finished(specs[0], forfeit=1))
@@ -61,7 +64,7 @@ def test_each_finished_match_is_stored_with_its_record_and_outcome(tmp_path):
 
 
 def test_a_match_cannot_be_stored_twice(tmp_path):
-    spec = expand(["ada", "bob"], players=2, deals=1, seed=7)[0]
+    spec = expand(["ada", "bob"], players=2, deals=1, seed=7, key=KEY)[0]
     with new_store(tmp_path) as store:
         store.add_match(finished(spec))
         with pytest.raises(StoreError, match="already stored"):
@@ -87,7 +90,7 @@ class InterruptedAtCommit:
 def test_ctrl_c_before_the_commit_leaves_the_match_out_everywhere(tmp_path):
     # The league counts what is stored on its own handle when it stops: that count must
     # agree with what a reader (and a resume) will find.
-    spec = expand(["ada", "bob"], players=2, deals=1, seed=7)[0]
+    spec = expand(["ada", "bob"], players=2, deals=1, seed=7, key=KEY)[0]
     with new_store(tmp_path) as store:
         real, store.conn = store.conn, InterruptedAtCommit(store.conn)
         with pytest.raises(KeyboardInterrupt):
@@ -100,10 +103,10 @@ def test_ctrl_c_before_the_commit_leaves_the_match_out_everywhere(tmp_path):
 
 def test_a_folder_holding_a_league_is_refused_and_left_alone(tmp_path):
     with new_store(tmp_path) as store:
-        store.add_match(finished(expand(["ada", "bob"], 2, 1, seed=7)[0]))
+        store.add_match(finished(expand(["ada", "bob"], 2, 1, seed=7, key=KEY)[0]))
     before = file_digest(tmp_path / DB_NAME)
     with pytest.raises(StoreError, match=r"already holds league 'test' \(1 of 4 matches done\)"):
-        Store.create(tmp_path, name="other", config={}, planned=1, bots=[])
+        Store.create(tmp_path, name="other", config={}, planned=1, bots=[], key=KEY)
     assert file_digest(tmp_path / DB_NAME) == before
 
 
@@ -111,7 +114,7 @@ def test_a_file_that_is_not_a_database_is_refused_and_left_alone(tmp_path):
     (tmp_path / DB_NAME).write_bytes(b"my notes, not a database\n" * 100)
     before = file_digest(tmp_path / DB_NAME)
     for attempt in (lambda: Store.open(tmp_path), lambda: read_outcomes(tmp_path),
-                    lambda: Store.create(tmp_path, name="x", config={}, planned=1, bots=[])):
+                    lambda: Store.create(tmp_path, name="x", config={}, planned=1, bots=[], key=KEY)):
         with pytest.raises(StoreError, match="not an arena league database"):
             attempt()
     assert file_digest(tmp_path / DB_NAME) == before
@@ -145,7 +148,7 @@ def test_a_folder_without_a_league_is_refused(tmp_path):
 
 
 def test_outcomes_can_be_read_while_the_writer_holds_a_transaction(tmp_path):
-    specs = expand(["ada", "bob"], players=2, deals=2, seed=7)
+    specs = expand(["ada", "bob"], players=2, deals=2, seed=7, key=KEY)
     with new_store(tmp_path) as store:
         store.add_match(finished(specs[0]))
         store.conn.execute("BEGIN IMMEDIATE")   # a write in progress, not yet committed

@@ -97,7 +97,7 @@ class _Paths:
         self.host = BotHost(unsafe_no_sandbox=unsafe)
         self.bot = self.host.seat(BotSpec.load(bot))
         self.bot.new_match(MatchInfo(game_id, registry.get(game_id).resolve_options({}, 2), 0,
-                                     2, control, seed=1))
+                                     2, control, bot_seed=1))
         self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.arena_name = "arena (gRPC, no sandbox)" if unsafe else "arena (gRPC, sandboxed bot)"

@@ -29,7 +29,7 @@ from arena.ratings import ELO_PER_LOGIT, Outcome, fit_elo, ladder, pairwise_resu
 
 def simulate(true_elo: Sequence[float], deals: int, players: int = 2, *, draw_share: float = 0.4,
              hand_luck: float = 0.5, round_robin: bool = False, form: float = 0.0,
-             seed: int = 0) -> list[Outcome]:
+             table_deals: bool = False, seed: int = 0) -> list[Outcome]:
     """Outcomes of `deals` simulated deals among bots "b0", "b1", ... of the given ratings.
 
     2-player games only: `draw_share` is the fraction of the closer side's winning chance
@@ -37,7 +37,9 @@ def simulate(true_elo: Sequence[float], deals: int, players: int = 2, *, draw_sh
     of one random pair; `form` (0 to 1) is how much a deal suits some bots more than others
     in all their games on it, at every table: a bot's form on the deal, shared by its games,
     shifts the normal quantile behind each game's uniform U (U stays uniform, so every game
-    still follows the Elo expectation).
+    still follows the Elo expectation). `table_deals` gives every table of a round its own
+    deal, as leagues schedule them: the form is then drawn per table, and the deal label names
+    the table (`deals` counts rounds).
     """
     rng = np.random.default_rng(seed)
     normal = NormalDist()
@@ -61,6 +63,9 @@ def simulate(true_elo: Sequence[float], deals: int, players: int = 2, *, draw_sh
                       else [rng.choice(len(strength), size=2, replace=False)])
             shape = rng.normal(size=len(strength)) if form else None
             for a, b in tables:
+                if table_deals:
+                    deal = f"d{deal_index}:b{a}+b{b}"
+                    shape = rng.normal(size=len(strength)) if form else None
                 expected = 1.0 / (1.0 + math.exp(strength[b] - strength[a]))
                 draw = draw_share * 2 * min(expected, 1 - expected)
                 if shape is None:

@@ -4,8 +4,8 @@ Seat that drives one (manifests are in arena.bots.manifest).
 `BotHost` owns one gRPC server on a Unix socket in a fresh 0700 folder, and the bot processes
 (started in the sandbox with ARENA_SOCKET and a one-time ARENA_TOKEN). `host.seat(spec)`
 gives a `BotSeat` for play_match; processes live across matches (a released seat's process
-goes back to a pool, reused by the next seat of the same spec; at `max_bots` live processes
-the least recently used idle one is ended), a crashed or forfeited bot is killed and a fresh
+goes back to a pool, reused by the next seat of the same spec and lane; at `max_bots` live
+processes the least recently used idle one is ended), a crashed or forfeited bot is killed and a fresh
 process is started before its next match, and `fresh_per_match=True` starts one per match.
 
     with BotHost() as host:
@@ -52,6 +52,7 @@ MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more b
 DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
 EXIT_GRACE = 0.2   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
+CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 
 
 # -- one bot process ------------------------------------------------------------------------
@@ -61,9 +62,10 @@ _ENDED = object()   # put in a bot's reply queue when its stream is over
 class BotProcess:
     """One running bot: its sandboxed process, its stream's queues, its log."""
 
-    def __init__(self, host: "BotHost", spec: BotSpec, log_path: Path):
+    def __init__(self, host: "BotHost", spec: BotSpec, log_path: Path, lane: int | None = None):
         self.host = host
         self.spec = spec
+        self.lane = lane
         self.log_path = log_path
         self.token = secrets.token_hex(16)
         self.session = secrets.token_hex(16)
@@ -172,6 +174,19 @@ class BotProcess:
         self.stream_over.set()
         self.replies.put(_ENDED)
 
+    def hang_up(self) -> None:
+        """Ends the stream once what is queued on it is sent; a bot then exits by itself."""
+        self.outbox.put(None)
+
+    def wait_exit(self, timeout: float) -> None:
+        """Waits at most `timeout` seconds for a process that has its stream to exit."""
+        if self.process is None or not self.attached.is_set():
+            return
+        try:
+            self.process.wait(timeout=max(0.0, timeout))
+        except subprocess.TimeoutExpired:
+            pass
+
     def kill(self) -> None:
         """Kills the whole process tree and lets its stream handler go."""
         self.broken = True
@@ -185,9 +200,10 @@ class BotProcess:
 class BotSeat(Seat):
     """A seat played by a bot process of `spec`; gets a (re)started process at each match."""
 
-    def __init__(self, host: "BotHost", spec: BotSpec):
+    def __init__(self, host: "BotHost", spec: BotSpec, lane: int | None = None):
         self.host = host
         self.spec = spec
+        self.lane = lane
         self.name = spec.name
         self.version = spec.version
         self.process: BotProcess | None = None
@@ -204,7 +220,7 @@ class BotSeat(Seat):
             self.process.kill()   # crashed or hung up since: end what may be left of it
             self.process = None
         if self.process is None:
-            self.process = self.host._start(self.spec, info.time_control.startup)
+            self.process = self.host._start(self.spec, info.time_control.startup, self.lane)
         self.process.send(wire.new_match_message(
             self.match_id, info.game_id, info.options, info.seat, info.players,
             info.time_control, info.bot_seed))
@@ -243,7 +259,7 @@ class BotHost:
 
     def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
                  log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
-                 fresh_per_match: bool = False, max_bots: int = 64):
+                 fresh_per_match: bool = False, max_bots: int = 128):
         if not unsafe_no_sandbox:
             sandbox.require()   # refuse before anything starts, naming the package
         self.unsafe_no_sandbox = unsafe_no_sandbox
@@ -270,12 +286,17 @@ class BotHost:
         self._server.add_insecure_port(f"unix:{self.socket_path}")
         self._server.start()
 
-    def seat(self, spec: BotSpec) -> BotSeat:
-        """A seat for `spec`, reusing an idle process of that spec if there is one."""
-        seat = BotSeat(self, spec)
+    def seat(self, spec: BotSpec, lane: int | None = None) -> BotSeat:
+        """A seat for `spec`, reusing an idle process of that spec and `lane` if there is one.
+
+        Lanes keep processes apart: a league plays a bot's seat `i` in lane `i`, so that the
+        process that played a deal in one seating never plays it in another (it could
+        remember the cards it saw).
+        """
+        seat = BotSeat(self, spec, lane)
         with self._lock:
             for candidate in reversed(self._idle):
-                if candidate.spec == spec and candidate.alive():
+                if candidate.spec == spec and candidate.lane == lane and candidate.alive():
                     self._idle.remove(candidate)
                     seat.process = candidate
                     break
@@ -287,8 +308,19 @@ class BotHost:
             return list(self._all)
 
     def close(self) -> None:
-        """Kills every bot process and stops the server."""
-        for process in self.processes():
+        """Ends every bot process and stops the server.
+
+        Each stream is ended after what is queued on it (a last MatchOver included), and the
+        bots get `CLOSE_GRACE` seconds together to read it and exit; then whatever is left of
+        every process tree is killed.
+        """
+        processes = self.processes()
+        for process in processes:
+            process.hang_up()
+        deadline = time.monotonic() + CLOSE_GRACE
+        for process in processes:
+            process.wait_exit(deadline - time.monotonic())
+        for process in processes:
             process.kill()
         self._server.stop(grace=None).wait(timeout=5)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
@@ -300,12 +332,12 @@ class BotHost:
         self.close()
 
     # -- for BotSeat and BotProcess ----------------------------------------------------------------
-    def _start(self, spec: BotSpec, budget: float) -> BotProcess:
+    def _start(self, spec: BotSpec, budget: float, lane: int | None = None) -> BotProcess:
         # One log per bot version, kept across restarts; the sandbox caps it (it counts
         # what the file already holds), so a bot that crashes every match cannot grow it.
         log_path = self.log_dir / f"{spec.name}-{spec.version}.log"
         self._make_room()
-        process = BotProcess(self, spec, log_path)
+        process = BotProcess(self, spec, log_path, lane)
         with self._lock:
             self._all.add(process)
         process.start(budget)

@@ -6,7 +6,6 @@ both (flags win).
 from __future__ import annotations
 
 import math
-import random
 import signal
 import sys
 import time
@@ -18,6 +17,7 @@ import click
 import numpy as np
 
 from arena.cli import bench, main
+from arena.keys import random_seed
 from arena.bots.manifest import resolution_help
 from arena.league import League, resume_league, run, start_league
 from arena.league_config import LeagueError, config_from_settings, read_config_file
@@ -79,7 +79,8 @@ def _executor(workers: int | None, executor: str, ray_address: str | None) -> Ex
 @click.option("--deals", type=int, default=None,
               help="Deals each table plays, in every seating (default 10).")
 @click.option("--seed", type=int, default=None,
-              help="League seed: fixes every deal (default: a random one, printed).")
+              help="League seed: with this installation's secret key it fixes every deal, so "
+                   "the same seed replays the same league here (default: 64 random bits).")
 @click.option("--move-time", type=float, default=None,
               help="Per-move limit in seconds (default 1.0 when no --tc).")
 @click.option("--tc", default=None, metavar="BANK+INC", help="Time bank and increment, e.g. 10+0.1.")
@@ -107,7 +108,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
              "unsafe_no_sandbox": unsafe_no_sandbox, "bots": list(bots) or None}
     settings.update({key: value for key, value in flags.items() if value is not None})
     if "seed" not in settings:
-        settings["seed"] = random.SystemRandom().randrange(2 ** 31)
+        settings["seed"] = random_seed()
     config = config_from_settings(settings, option_pairs)
     # Every check before the league folder is created: nothing to clean up on bad input.
     pool = _executor(workers, executor, ray_address)

@@ -1,7 +1,6 @@
 """`arena play`: one match between built-in bots and/or bot folders, with a move-by-move log."""
 from __future__ import annotations
 
-import random
 import textwrap
 from contextlib import ExitStack, closing
 from pathlib import Path
@@ -12,6 +11,7 @@ from arena.bots.manifest import BuiltinBot, resolution_help, resolve_bot
 from arena.clock import TimeControl
 from arena.cli import main
 from arena.errors import ArenaError
+from arena.keys import installation_key, random_seed
 from arena.match import Ended, Forfeited, Moved, Seat, StrategySeat, play_match
 from engine import records, registry
 
@@ -24,8 +24,9 @@ from engine import records, registry
 @click.option("--players", type=int, default=None,
               help="Player count (default: the number of --bot).")
 @click.option("--seed", type=int, default=None,
-              help="Seed of the deal, chance moves and bots' own choices "
-                   "(default: a random one, kept in the log and the record).")
+              help="Seed of the match: with this installation's secret key it fixes the deal, "
+                   "chance moves and bots' own seeds, so the same seed replays the same match "
+                   "here (default: 64 random bits, printed in the log).")
 @click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
               help="A rule option of the game (repeatable; see `arena games`).")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -53,18 +54,21 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
         raise ArenaError(f"cannot write the record to {record_path}: "
                          f"folder {record_path.parent} does not exist")
     if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
+        seed = random_seed()
+    # Keyed: a bot that guesses the seed typed here still cannot rebuild the deal.
+    seeds = installation_key().match_seeds(f"play:{seed}", players)
     with ExitStack() as stack:
         hosts: list = []   # at most one BotHost, started only when a bot folder is given
-        seats = [make_seat(bot, game, stack, hosts, unsafe_no_sandbox) for bot in bots]
+        seats = [make_seat(bot, game, stack, hosts, unsafe_no_sandbox, lane)
+                 for lane, bot in enumerate(bots)]
         if not quiet:
             click.echo(f"{game}, {players} players, seed {seed}, {time_control.describe()}")
             for index, seat in enumerate(seats):
                 click.echo(f"  seat {index}: {seat.name} ({seat.version})")
             if hosts:
                 click.echo(f"  bot logs in {hosts[0].log_dir}")
-        record = play_match(game, players, options, seed, seats, time_control,
-                            on_event=None if quiet else print_event)
+        record = play_match(game, players, options, seeds.deal, seats, time_control,
+                            on_event=None if quiet else print_event, bot_seeds=seeds.bots)
     result = record["result"]
     if quiet:
         click.echo(f"scores {result['scores']} ranks {result['ranks']} end {result['end']}")
@@ -78,7 +82,8 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
             click.echo(f"record written to {record_path}")
 
 
-def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: bool) -> Seat:
+def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: bool,
+              lane: int) -> Seat:
     """A seat for `--bot BOT` (resolved by arena.bots.resolve_bot): a built-in strategy
     in-process, or a bot folder run as a sandboxed process."""
     resolved = resolve_bot(bot, game_id)
@@ -88,7 +93,7 @@ def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: boo
 
     if not hosts:
         hosts.append(stack.enter_context(BotHost(unsafe_no_sandbox=unsafe)))
-    return stack.enter_context(hosts[0].seat(resolved))
+    return stack.enter_context(hosts[0].seat(resolved, lane=lane))
 
 
 def print_event(event) -> None:

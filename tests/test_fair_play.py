@@ -1,0 +1,185 @@
+"""Fair play: a bot wins only by playing better (issue 10), tried with real hostile bots.
+
+- No seed to crack: deals and bots' seeds derive from a secret key, so a sandboxed bot that
+  searches for its deal's seed with the engine finds nothing, while the same search finds a
+  seed that is merely guessable.
+- No deal seen twice: every table has a deal of its own and a bot keeps one process per
+  seat, so no process meets one deal in two seatings (checked against the league's own
+  schedule), in 2-, 3- and 4-player leagues; and every MatchOver reaches the bots.
+"""
+from __future__ import annotations
+
+import collections
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena import sandbox
+from arena.bots import BotHost, BotSpec
+from arena.clock import TimeControl
+from arena.keys import installation_key
+from arena.league_config import LeagueConfig, check_config
+from arena.match import play_match
+from arena.store import Store
+from engine import registry
+
+pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = ROOT / "tests" / "hostile_bots"
+SAMPLE_BOTS = ROOT / "sample_bots"
+ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
+
+
+def arena(*args) -> subprocess.CompletedProcess:
+    done = subprocess.run([*ARENA, *map(str, args)], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+    assert done.returncode == 0, f"arena {' '.join(map(str, args))} failed:\n{done.stderr}"
+    return done
+
+
+def bot_module(name: str):
+    """A hostile bot's bot.py as a module, to run its search in this process."""
+    spec = importlib.util.spec_from_file_location(f"hostile_{name}", HOSTILE / name / "bot.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def log_lines(folder: Path, prefix: str) -> list[str]:
+    """Every line starting with `prefix` in the bot logs under `folder`."""
+    return [line for log in sorted(folder.rglob("*.log"))
+            for line in log.read_text(errors="replace").splitlines() if line.startswith(prefix)]
+
+
+# -- no seed to crack ---------------------------------------------------------------------------
+
+def test_the_crackers_search_finds_a_seed_that_is_merely_guessable():
+    # The control: where deals came from a typed seed, or from the old unkeyed schemes, the
+    # bot's search would rebuild the deal. So its finding nothing below means something.
+    cracker = bot_module("seed_cracker")
+    game = registry.get("mandala")
+    typed = 1234
+    old = cracker.old_deal_seed(7, 3)
+    for seed in (typed, old):
+        view = game.new_state(2, {}, seed=seed).observation(0)
+        found, tried = cracker.crack("mandala", 2, {}, 0, view, cracker.old_seat_seed(seed, 0))
+        assert found == seed and tried > 3000
+
+
+def test_a_sandboxed_cracker_finds_no_seed_in_a_league_or_a_played_match(tmp_path):
+    league = tmp_path / "league"
+    arena("league", "run", "--game", "mandala", "--deals", 3, "--seed", 1, "--move-time", 10,
+          "--bot", HOSTILE / "seed_cracker", "--bot", SAMPLE_BOTS / "random",
+          "--out", league, "--workers", 1, "--quiet")
+    searches = log_lines(league / "logs", "cracker:")
+    assert len(searches) == 3   # one per match it played in seat 0
+    assert all(re.fullmatch(r"cracker: searched \d+ candidates, found none", line)
+               for line in searches), searches
+    # `arena play --seed 1` too: the typed seed is among its candidates, the deal is not.
+    logs = tmp_path / "play-logs"
+    with BotHost(log_dir=logs) as host:
+        seeds = installation_key().match_seeds("play:1", 2)   # what `arena play --seed 1` uses
+        with host.seat(BotSpec.load(HOSTILE / "seed_cracker"), lane=0) as seat:
+            play_match("mandala", 2, {}, seeds.deal, [seat, _random_seat(host)],
+                       TimeControl(move_time=10), bot_seeds=seeds.bots)
+    searches = log_lines(logs, "cracker:")
+    assert len(searches) == 1 and searches[0].endswith("found none")
+
+
+def _random_seat(host: BotHost, lane: int = 1):
+    return host.seat(BotSpec.load(SAMPLE_BOTS / "random"), lane=lane)
+
+
+# -- no deal seen twice -------------------------------------------------------------------------
+
+def meetings(league: Path) -> dict[str, list[tuple[int, int]]]:
+    """Per deal_memory process: (deal seed, seat) of every match it started, found by mapping
+    its rng_seed to the league's own schedule."""
+    with Store.open(league) as store:
+        config = LeagueConfig.from_json(store.config())
+        _, specs = check_config(config, store.league_key())
+    by_bot_seed = {(spec.bot_seeds[seat], seat): spec for spec in specs
+                   for seat, name in enumerate(spec.seats) if name == "deal_memory"}
+    found = collections.defaultdict(list)
+    for line in log_lines(league / "logs", "memory:"):
+        _, process, kind, *rest = line.split()
+        if kind == "new":
+            spec = by_bot_seed[int(rest[0]), int(rest[1])]
+            found[process].append((spec.seed, int(rest[1])))
+    return found
+
+
+def repeats(found: dict[str, list[tuple[int, int]]]) -> list[tuple[str, int]]:
+    """(process, deal) for every deal a process met more than once."""
+    return [(process, deal) for process, meetings_ in found.items()
+            for deal, count in collections.Counter(deal for deal, _ in meetings_).items()
+            if count > 1]
+
+
+def test_the_repeat_check_sees_a_process_that_met_one_deal_in_two_seatings(tmp_path):
+    # The control: one process (no lanes) playing a deal in both seatings is caught, by the
+    # check below and by the bot's own fingerprint of its views.
+    logs = tmp_path / "logs"
+    spec = BotSpec.load(HOSTILE / "deal_memory")
+    with BotHost(log_dir=logs) as host:
+        with host.seat(spec) as memory:
+            for seating in range(2):
+                other = _random_seat(host, lane=None)
+                seats = [memory, other] if seating == 0 else [other, memory]
+                play_match("mandala", 2, {}, 99, seats, TimeControl(move_time=10),
+                           bot_seeds=(5 + seating, 7 + seating))
+                other.close()
+    found = collections.defaultdict(list)
+    for _, process, kind, _seed, seat in (line.split() for line in log_lines(logs, "memory:")
+                                          if " new " in line):
+        found[process].append((99, int(seat)))
+    assert repeats(found) == [(next(iter(found)), 99)]
+
+
+@pytest.mark.parametrize("game, players, executor", [
+    ("mandala", 2, "local"),
+    ("flowers-mandala", 3, "local"),
+    ("flowers-mandala", 4, "local"),
+    ("mandala", 2, "ray"),
+])
+def test_no_bot_process_meets_a_deal_twice_in_a_default_league(tmp_path, game, players,
+                                                               executor):
+    if executor == "ray" and importlib.util.find_spec("ray") is None:
+        pytest.skip("ray is not installed")
+    league = tmp_path / "league"
+    others = [SAMPLE_BOTS / name for name in ("random", "first", "greedy")][:max(players, 2)]
+    arena("league", "run", "--game", game, "--players", players, "--deals", 3, "--seed", 2,
+          "--move-time", 10, "--bot", HOSTILE / "deal_memory",
+          *[arg for bot in others for arg in ("--bot", bot)],
+          "--out", league, "--workers", 2, "--executor", executor, "--quiet")
+    found = meetings(league)
+    with Store.open(league) as store:
+        played = sum("deal_memory" in record["players"] for record in store.records())
+    assert sum(map(len, found.values())) == played > 0
+    assert repeats(found) == []
+    # At pooled speed: a process per seat and worker, not a process per match.
+    assert len(found) <= players * 2 < played
+    assert log_lines(league / "logs", "memory:") and not [
+        line for line in log_lines(league / "logs", "memory:") if "REPEAT" in line]
+
+
+# -- MatchOver ----------------------------------------------------------------------------------
+
+def test_match_over_reaches_every_seat_before_the_arena_closes(tmp_path):
+    logs = tmp_path / "logs"
+    spec = BotSpec.load(HOSTILE / "deal_memory")
+    with BotHost(log_dir=logs) as host:
+        seats = [host.seat(spec, lane=seat) for seat in range(2)]
+        record = play_match("mandala", 2, {}, 3, seats, TimeControl(move_time=10),
+                            bot_seeds=(11, 12))
+        for seat in seats:
+            seat.close()
+    assert record["result"]["end"] == "normal"
+    over = sorted(line.split()[-1] for line in log_lines(logs, "memory:") if " over " in line)
+    assert over == ["11", "12"]
