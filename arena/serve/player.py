@@ -41,9 +41,14 @@ def table_specs(ladder: Ladder, key: LeagueKey, table_no: int,
     """A table's matches: one new deal, in every seating of its bots (both, with two)."""
     deal_seed = key.deal_seed(f"{ladder.id}/table/{table_no}")
     names = [f"v{version.id}" for version in versions]
-    return [MatchSpec(id=f"{ladder.id}-t{table_no}-s{index}", order=table_no, deal_index=table_no,
-                      seed=deal_seed, seats=seats, deal=f"t{table_no}")
-            for index, seats in enumerate(rotations(names))]
+    specs = []
+    for index, seats in enumerate(rotations(names)):
+        match_id = f"{ladder.id}-t{table_no}-s{index}"
+        specs.append(MatchSpec(
+            id=match_id, order=table_no, deal_index=table_no, seed=deal_seed, seats=seats,
+            deal=f"t{table_no}",
+            bot_seeds=tuple(key.bot_seed(match_id, seat) for seat in range(len(seats)))))
+    return specs
 
 
 def store_finished(db: ServiceDB, ladder: Ladder, finished: FinishedMatch,

@@ -34,9 +34,9 @@ def trial_match_check(version: Version, ladder: Ladder, log_dir: Path,
         seats = [host.seat(spec)] + [StrategySeat("random", ladder.game)
                                      for _ in range(ladder.players - 1)]
         try:
-            record = play_match(ladder.game, ladder.players, {},
-                                key.deal_seed(f"check/{version.id}"), seats,
-                                TimeControl(**ladder.time_control))
+            seeds = key.match_seeds(f"check/{version.id}", ladder.players)
+            record = play_match(ladder.game, ladder.players, {}, seeds.deal, seats,
+                                TimeControl(**ladder.time_control), bot_seeds=seeds.bots)
         finally:
             for seat in seats:
                 seat.close()
