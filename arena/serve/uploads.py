@@ -14,6 +14,7 @@ import os
 import shutil
 import stat
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -81,6 +82,9 @@ def unpack(data: bytes, destination: Path, limits: UploadLimits = UploadLimits()
     try:
         try:
             _unpack_into(data, destination, limits)
+        except (tarfile.TarError, EOFError, zlib.error) as error:   # cut short or corrupt
+            raise UploadError(f"the upload is a damaged tar ({error}): pack the folder "
+                              "again") from None
         except OSError as error:   # e.g. a file and a folder of one name
             raise UploadError(f"the upload cannot be unpacked ({error.strerror}: "
                               f"{Path(error.filename or '').name}): pack the folder again") \
