@@ -3,6 +3,7 @@ prints its tables."""
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -43,6 +44,15 @@ def test_serve_refuses_unknown_ladders_and_foreign_databases(tmp_path):
     (tmp_path / "other" / "service.sqlite").write_text("not a database")
     one_line_error(run("author", "add", "x", "--data", str(tmp_path / "other")),
                    "not an arena service database")
+
+
+def test_serve_refuses_a_port_in_use(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        one_line_error(run("serve", "--data", str(tmp_path), "--port", str(port)),
+                       "cannot listen on 127.0.0.1")
 
 
 def test_submit_refuses_a_folder_without_manifest_and_an_unreachable_server(tmp_path):

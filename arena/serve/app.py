@@ -143,7 +143,8 @@ def create_app(service: Service) -> Starlette:
     async def login(request: Request) -> Response:
         if request.method == "GET":
             return page(request, "login.html")
-        form = await request.form(max_files=0, max_fields=2)
+        body = await _read_capped(request, 16 * 1024)
+        form = await _replayed(request, body).form(max_files=0, max_fields=2)
         token = str(form.get("token") or "")
         author = authenticate(service.db, token)
         if author is None:

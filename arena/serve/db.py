@@ -37,6 +37,7 @@ CREATE TABLE ladders (
     rules        TEXT NOT NULL,         -- the engine's rules version, e.g. "mandala/1"
     time_control TEXT NOT NULL,         -- JSON
     tables       INTEGER NOT NULL DEFAULT 0,   -- tables scheduled so far: numbers deals
+    standings    TEXT,                  -- JSON of the latest fit (the API's ladder), if any
     created      REAL NOT NULL
 );
 CREATE TABLE authors (

@@ -7,6 +7,7 @@ mounts: bots see only their own version folder), `bots/` (versions, read-only), 
 """
 from __future__ import annotations
 
+import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,11 +64,24 @@ def deal_key(db: ServiceDB) -> LeagueKey:
     return LeagueKey.from_hex(db.secret("deal_key", lambda: LeagueKey.new().hex()))
 
 
+def check_address(host: str, port: int) -> None:
+    """Refuses an address we cannot listen on in one line, before anything starts."""
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as uvicorn does
+            probe.bind(address)
+    except OSError as error:
+        raise ArenaError(f"cannot listen on {host}:{port} ({error.strerror or error}): "
+                         "choose another --port or --host") from None
+
+
 def serve(options: ServeOptions, executor: Executor) -> None:
     import uvicorn   # the web server, loaded only to serve
 
     from arena import sandbox
     sandbox.require()   # every bot runs sandboxed: refuse to start without bubblewrap
+    check_address(options.host, options.port)
     db = ServiceDB.open(options.data)
     ladders = open_ladders(db, options.ladders, options.time_control)
     key = deal_key(db)

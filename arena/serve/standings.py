@@ -10,6 +10,7 @@ last fit, a point of `rating_history`.
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from array import array
@@ -101,9 +102,18 @@ def fit(db: ServiceDB, lid: str) -> Standings:
     return Standings(lid, table, {row.bot: admitted[row.bot] for row in rows})
 
 
+def as_json(standings: Standings) -> dict:
+    """The fit as `arena ladder --format json` prints it, rows with version ids added."""
+    table = standings.table
+    return {"confidence": table.confidence, "deals": table.deals, "anchor": None,
+            "virtual_draws": table.fit.virtual_draws, "ladder": standings.records()}
+
+
 def _store(db: ServiceDB, standings: Standings) -> None:
     now = time.time()
     with db.transaction() as conn:
+        conn.execute("UPDATE ladders SET standings = ? WHERE id = ?",
+                     (json.dumps(as_json(standings)), standings.ladder))
         before = dict(conn.execute("SELECT version_id, games FROM standings WHERE ladder = ?",
                                    (standings.ladder,)).fetchall())
         conn.execute("DELETE FROM standings WHERE ladder = ?", (standings.ladder,))

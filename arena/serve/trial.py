@@ -44,7 +44,7 @@ def trial_match_check(version: Version, ladder: Ladder, log_dir: Path,
     forfeit = record["result"].get("forfeit")
     if forfeit and forfeit.get("seat") == 0:
         reason = forfeit.get("reason", "forfeit")
-        detail = forfeit.get("detail", "")
+        detail = forfeit.get("detail", "").replace(f"{log_dir}/", "")   # no server paths
         return Verdict(False, f"forfeited its trial match ({reason}): {detail}".rstrip(": "),
                        log[-EXCERPT_CHARS:])
     return Verdict(True, f"finished its trial match against random "

@@ -80,13 +80,12 @@ def ladder_summary(db: ServiceDB, ladder: Ladder) -> dict:
 
 
 def ladder_json(db: ServiceDB, ladder: Ladder) -> dict:
-    """The ladder with the rows of `arena ladder --format json` (from the latest refit)."""
-    from arena.serve.standings import fit   # a fresh fit: the same numbers the CLI prints
-    standings = fit(db, ladder.id)
-    table = standings.table
-    return {**ladder_summary(db, ladder), "confidence": table.confidence, "deals": table.deals,
-            "anchor": None, "virtual_draws": table.fit.virtual_draws,
-            "ladder": standings.records()}
+    """The ladder with the rows of `arena ladder --format json`, as of the latest refit (the
+    match thread's; a request never refits: that costs time in the number of matches)."""
+    stored = db.one("SELECT standings FROM ladders WHERE id = ?", (ladder.id,))[0]
+    fitted = json.loads(stored) if stored else {"confidence": 0.95, "deals": 0, "anchor": None,
+                                                "virtual_draws": False, "ladder": []}
+    return {**ladder_summary(db, ladder), **fitted}
 
 
 # -- bots ------------------------------------------------------------------------------------
@@ -140,13 +139,17 @@ def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
                    "a.id = b.author_id WHERE a.name = ? AND b.name = ?", (author, name))
     if found is None:
         return None
-    versions = [VersionView(*row) for row in db.query(
-        "SELECT v.id, v.ladder, v.version, v.status, v.submitted, s.elo, s.interval, "
-        "COALESCE(s.games, 0) FROM versions v LEFT JOIN standings s ON s.version_id = v.id "
+    versions = [VersionView(*row, games=0) for row in db.query(
+        "SELECT v.id, v.ladder, v.version, v.status, v.submitted, s.elo, s.interval "
+        "FROM versions v LEFT JOIN standings s ON s.version_id = v.id "
         "WHERE v.bot_id = ? ORDER BY v.id DESC", (found[0],))]
     for version in versions:
+        version.games = db.one("SELECT COUNT(*) FROM match_seats WHERE version_id = ?",
+                               (version.id,))[0]
         version.history = db.query("SELECT games, elo, interval FROM rating_history WHERE "
                                    "version_id = ? ORDER BY games", (version.id,))
+        if version.elo is None and version.history:   # retired: its last rating
+            _, version.elo, version.interval = version.history[-1]
     forfeits = db.query(
         "SELECT m.forfeit, COUNT(*) FROM match_seats m JOIN versions v ON v.id = m.version_id "
         "WHERE v.bot_id = ? AND m.forfeit IS NOT NULL GROUP BY m.forfeit ORDER BY 2 DESC",
@@ -258,10 +261,10 @@ class SubmissionView:
     def json(self, mine: bool) -> dict[str, Any]:
         data = {"id": self.id, "author": self.author, "ladder": self.ladder,
                 "bot": self.bot_name, "version": self.version, "status": self.status,
-                "reason": self.reason, "created": self.created, "decided": self.decided,
+                "created": self.created, "decided": self.decided,
                 "url": f"/submissions/{self.id}"}
-        if mine:
-            data["log"] = self.log
+        if mine:   # why a bot failed can tell its secrets: its author's business
+            data.update(reason=self.reason, log=self.log)
         return data
 
 
