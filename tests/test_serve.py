@@ -318,6 +318,52 @@ def test_another_authors_token_cannot_see_logs_or_replace_a_bot(service, browser
     assert "Logs (only you see these)" in browser.find_element(By.TAG_NAME, "main").text
 
 
+SNOOP = """
+import random, sys
+from arena.sdk import Bot, strategies
+
+def attempt(what, action):
+    try:
+        result = action()
+        print(f"snoop: {what}: GOT {result!r}", file=sys.stderr)
+    except Exception as error:
+        print(f"snoop: {what}: {type(error).__name__}", file=sys.stderr)
+
+attempt("database", lambda: open(DATA + "/service.sqlite", "rb").read(64))
+attempt("other bot", lambda: open(OTHER, "rb").read(64))
+attempt("plant", lambda: open("/bot/planted.txt", "w").write("x"))
+attempt("network", lambda: __import__("socket").create_connection(("127.0.0.1", PORT), 2))
+
+class Snoop(Bot):
+    def new_match(self, match):
+        self.rng = random.Random(match.rng_seed)
+
+    def act(self, observation, legal_moves):
+        return strategies.get("random", self.match.game)(observation, legal_moves, self.rng)
+
+Snoop().run()
+"""
+
+
+def test_a_hostile_bot_reaches_neither_the_database_nor_other_bots_nor_the_service(service,
+                                                                                   tmp_path):
+    alice = service.tokens["alice"]
+    other = next((service.data / "bots" / "bob" / "random").iterdir()) / "bot.py"
+    code = (f"DATA = {str(service.data)!r}\nOTHER = {str(other)!r}\nPORT = {service.port}\n"
+            + SNOOP)
+    snoop = make_bot(tmp_path / "snoop", "snoop", code)
+    status, answer = service.upload(pack_folder(snoop), alice)
+    assert status == 202
+    verdict = service.verdict(answer["id"], alice)
+    assert verdict["status"] == "admitted", verdict
+    log = verdict["log"]
+    for what in ("database", "other bot", "plant", "network"):
+        assert f"snoop: {what}: " in log and f"snoop: {what}: GOT" not in log, log
+    assert "snoop: database: FileNotFoundError" in log
+    assert not (next((service.data / "bots" / "alice" / "snoop").iterdir())
+                / "planted.txt").exists()
+
+
 def test_a_new_version_replaces_the_old_one_which_keeps_its_history(service, tmp_path):
     alice = service.tokens["alice"]
     first = [v for v in service.get("/api/bots/alice/greedy")["versions"]
