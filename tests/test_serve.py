@@ -190,6 +190,7 @@ def sign_in(browser, service: Service, name: str) -> None:
 def test_bots_submitted_by_cli_and_web_form_are_ranked_greedy_above_random(service, browser,
                                                                             tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     done = arena("submit", str(SAMPLES / "greedy"), "--server", service.url, "--token",
                  service.tokens["alice"], "--ladder", "mandala:2", "--wait")
@@ -201,7 +202,7 @@ def test_bots_submitted_by_cli_and_web_form_are_ranked_greedy_above_random(servi
     browser.find_element(By.ID, "token").send_keys(service.tokens["bob"])
     browser.find_element(By.ID, "bot").send_keys(str(packed))
     browser.find_element(By.ID, "send").click()
-    assert "/submissions/" in browser.current_url
+    WebDriverWait(browser, 60).until(lambda driver: "/submissions/" in driver.current_url)
     submission = int(browser.current_url.rstrip("/").rsplit("/", 1)[1])
     assert service.verdict(submission, service.tokens["bob"])["status"] == "admitted"
     browser.refresh()
@@ -455,6 +456,7 @@ def test_bad_requests_get_one_line_of_json(service):
 
 def test_pages_in_chromium(service, browser):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(service.url + "/")
     rows = browser.find_elements(By.CSS_SELECTOR, "tr.ladder-row")
@@ -467,11 +469,11 @@ def test_pages_in_chromium(service, browser):
 
     browser.get(service.url + "/ladders/mandala-2p")
     browser.find_element(By.CSS_SELECTOR, "table.matches a").click()
-    assert "/matches/" in browser.current_url
+    WebDriverWait(browser, 30).until(lambda driver: "/matches/" in driver.current_url)
     moves = browser.find_elements(By.CSS_SELECTOR, "table.moves tbody tr")
     assert len(moves) > 10
     browser.find_element(By.CSS_SELECTOR, "table.seats a").click()
-    assert "/bots/" in browser.current_url
+    WebDriverWait(browser, 30).until(lambda driver: "/bots/" in driver.current_url)
     assert browser.find_element(By.CSS_SELECTOR, "svg.history polyline")
 
     browser.get(service.url + "/submit")

@@ -32,6 +32,10 @@ from arena.store import BotEntry, FinishedMatch
 from arena.workers import Executor
 
 TABLES_PER_WORKER = 2
+"""Tables per worker in a batch while some version is new: its next tables follow its latest
+rating, and a version admitted meanwhile waits at most one short batch."""
+SETTLED_TABLES_PER_WORKER = 6
+"""... and once every version is narrow: longer batches start workers and bots less often."""
 IDLE_WAIT = 1.0
 """Seconds to wait for news when no ladder has enough bots to play."""
 
@@ -87,7 +91,7 @@ class MatchPlayer(threading.Thread):
         self.ladders = list(ladders)
         self.executor = executor
         self.key = key
-        self.tables_per_batch = max(1, workers) * TABLES_PER_WORKER
+        self.workers = max(1, workers)
         self.log_dir = log_dir
         self.rng = random.Random(seed)
         self.stopping = threading.Event()
@@ -155,8 +159,9 @@ class MatchPlayer(threading.Thread):
         def los(better: scheduler.Rated, worse: scheduler.Rated) -> float:
             return standings.los(by_id[better.key], by_id[worse.key])
 
-        return scheduler.pick_tables(rated, ladder.players, self.tables_per_batch, self.rng,
-                                     los)
+        settled = all(scheduler.is_narrow(bot) for bot in rated)
+        count = self.workers * (SETTLED_TABLES_PER_WORKER if settled else TABLES_PER_WORKER)
+        return scheduler.pick_tables(rated, ladder.players, count, self.rng, los)
 
 
 def time_control_record(move_time: float | None, tc: str | None,

@@ -33,14 +33,13 @@ class Standings:
     """Every listed row's version, by its label."""
 
     def records(self) -> list[dict]:
-        """The rows as `arena ladder --format json` gives them, plus the version id and
-        author."""
+        """The rows as `arena ladder --format json` gives them (bot `author/name`, version:
+        8 hex of its content hash), plus the version's id, author and name."""
         rows = []
         for record, row in zip(ladder_records(self.table), self.table.rows):
             version = self.versions[row.bot]
-            rows.append({**record, "bot": f"{version.author}/{version.name}",
-                         "version": version.version, "version_id": version.id,
-                         "author": version.author, "name": version.name})
+            rows.append({**record, "version_id": version.id, "author": version.author,
+                         "name": version.name})
         return rows
 
     def los(self, better: Version, worse: Version) -> float:
