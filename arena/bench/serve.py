@@ -30,10 +30,11 @@ from tabulate import tabulate
 
 from arena.keys import LeagueKey
 from arena.serve import scheduler
-from arena.serve.db import Ladder, ServiceDB, Version
+from arena.serve.db import ServiceDB, Version
 from arena.serve.player import store_finished, table_specs
 from arena.serve.standings import Standings, refit
 from arena.store import FinishedMatch
+from engine import registry
 
 TRUE_ELO = tuple(range(-350, 351, 100))
 NEW_BOT_ELO = 50
@@ -44,14 +45,23 @@ BATCH_TABLES = 4
 class SimulatedLadder:
     """A service database with authors, bots and admitted versions of known strength."""
 
-    def __init__(self, folder: Path, true_elo: Sequence[float], seed: int):
+    def __init__(self, folder: Path, seed: int):
         self.db = ServiceDB.open(folder)
-        self.ladder = self.db.ensure_ladder("mandala", 2, "mandala/1", {"move_time": 1.0})
+        self.ladder = self.db.ensure_ladder("mandala", 2, registry.get("mandala").rules(),
+                                           {"move_time": 1.0})
         self.key = LeagueKey.new()
         self.rng = random.Random(seed)
-        self.strength: dict[int, float] = {}
-        for elo in true_elo:
-            self.add_version(elo)
+        # True strength per version: the bench's versions are added in TRUE_ELO order.
+        self.strength = {version.id: TRUE_ELO[index] for index, version
+                         in enumerate(self.db.admitted(self.ladder.id))}
+
+    @classmethod
+    def new(cls, folder: Path, seed: int) -> "SimulatedLadder":
+        """A fresh ladder of the bench's 8 bots."""
+        ladder = cls(folder, seed)
+        for elo in TRUE_ELO:
+            ladder.add_version(elo)
+        return ladder
 
     def add_version(self, elo: float) -> Version:
         index = len(self.strength)
@@ -111,13 +121,7 @@ def matches_to_settle(folder: Path, settled: Path, seed: int, adaptive: bool,
                       limit: int = 20_000) -> int:
     """Matches the ladder plays from the new version's admission until it is narrow."""
     shutil.copytree(settled, folder)
-    ladder = SimulatedLadder.__new__(SimulatedLadder)
-    ladder.db = ServiceDB.open(folder)
-    ladder.ladder = ladder.db.ladder("mandala-2p")
-    ladder.key = LeagueKey.new()
-    ladder.rng = random.Random(seed)
-    ladder.strength = {version.id: TRUE_ELO[i] for i, version in
-                       enumerate(ladder.db.admitted("mandala-2p"))}
+    ladder = SimulatedLadder(folder, seed)
     new = ladder.add_version(NEW_BOT_ELO)
     pick = (lambda standings: adaptive_tables(ladder, standings)) if adaptive \
         else round_robin_tables(ladder)
@@ -133,12 +137,11 @@ def matches_to_settle(folder: Path, settled: Path, seed: int, adaptive: bool,
 
 def settle_field(folder: Path, seed: int) -> Path:
     """A ladder of the 8 known bots, played (adaptively) until all are narrow."""
-    ladder = SimulatedLadder(folder, TRUE_ELO, seed)
+    ladder = SimulatedLadder.new(folder, seed)
     standings = refit(ladder.db, ladder.ladder.id)
     while not all(scheduler.is_narrow(scheduler.Rated(0, row.elo, row.interval, row.games))
                   for row in standings.table.rows):
-        ladder.play(round_robin_tables(ladder)(standings) if standings.table.fit.bots == ()
-                    else adaptive_tables(ladder, standings))
+        ladder.play(adaptive_tables(ladder, standings))
         standings = refit(ladder.db, ladder.ladder.id)
     ladder.db.connection().close()
     return folder
@@ -153,14 +156,12 @@ def resident_kib() -> int:
 
 def memory_after(folder: Path, checkpoints: Sequence[int], seed: int) -> Iterator[tuple]:
     """(matches, resident KiB, seconds of the last refit) at each checkpoint."""
-    ladder = SimulatedLadder(folder, TRUE_ELO, seed)
+    ladder = SimulatedLadder.new(folder, seed)
     played = 0
     standings = refit(ladder.db, ladder.ladder.id)
     for checkpoint in checkpoints:
         while played < checkpoint:
-            tables = adaptive_tables(ladder, standings) if standings.table.fit.bots else [
-                pair for pair in itertools.combinations(sorted(ladder.strength), 2)]
-            played += ladder.play(tables)
+            played += ladder.play(adaptive_tables(ladder, standings))
             standings = refit(ladder.db, ladder.ladder.id)
         gc.collect()
         started = time.perf_counter()

@@ -24,7 +24,7 @@ from typing import Callable
 from arena.errors import ArenaError
 from arena.serve.authors import Author, check_name
 from arena.serve.db import Ladder, ServiceDB, Version
-from arena.serve.uploads import UploadError, UploadLimits, remove_version_folder, unpack
+from arena.serve.uploads import UploadLimits, remove_version_folder, unpack
 
 LOG_EXCERPT_CHARS = 4000
 

@@ -11,12 +11,10 @@ unexpected failure is logged on the server and answered 500 in the same way.
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from jinja2 import Environment, PackageLoader, select_autoescape

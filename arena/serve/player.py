@@ -19,7 +19,6 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
-from arena.clock import TimeControl
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
 from arena.league_config import RunPlan
@@ -163,7 +162,3 @@ class MatchPlayer(threading.Thread):
         count = self.workers * (SETTLED_TABLES_PER_WORKER if settled else TABLES_PER_WORKER)
         return scheduler.pick_tables(rated, ladder.players, count, self.rng, los)
 
-
-def time_control_record(move_time: float | None, tc: str | None,
-                        startup: float | None) -> dict:
-    return TimeControl.from_cli(move_time, tc, startup).to_record()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from arena.serve.db import Ladder, ServiceDB
