@@ -487,8 +487,30 @@ def test_pages_in_chromium(service, browser):
 
 # -- crash and restart -------------------------------------------------------------------------
 
-def test_kill_9_and_restart_keep_every_stored_match_and_go_on(service):
+SLOW_STARTER = """
+import random, time
+from arena.sdk import Bot, strategies
+time.sleep(4)   # well inside the 10 s start-up budget
+
+class Slow(Bot):
+    def new_match(self, match):
+        self.rng = random.Random(match.rng_seed)
+
+    def act(self, observation, legal_moves):
+        return strategies.get("random", self.match.game)(observation, legal_moves, self.rng)
+
+Slow().run()
+"""
+
+
+def test_kill_9_and_restart_keep_every_stored_match_and_go_on(service, tmp_path):
     assert service.process is not None
+    # A submission whose check is under way when the service is killed: a bot slow to start.
+    slow = make_bot(tmp_path / "slow", "slow", SLOW_STARTER)
+    status, answer = service.upload(pack_folder(slow), service.tokens["bob"])
+    assert status == 202
+    time.sleep(1.0)
+    assert service.get(f"/api/submissions/{answer['id']}")["status"] == "checking"
     workers = subprocess.run(["ps", "-o", "pid=", "--ppid", str(service.process.pid)],
                              capture_output=True, text=True).stdout.split()
     before = service.stored_match_ids()
@@ -508,6 +530,8 @@ def test_kill_9_and_restart_keep_every_stored_match_and_go_on(service):
         time.sleep(1)
     after = service.stored_match_ids()
     assert kept < after
+    # The check the kill interrupted is run again after the restart.
+    assert service.verdict(answer["id"], service.tokens["bob"])["status"] == "admitted"
 
 
 def test_submissions_per_author_are_rate_limited(service, tmp_path):
