@@ -309,6 +309,8 @@ def test_another_authors_token_cannot_see_logs_or_replace_a_bot(service, browser
     assert [(v["id"], v["version"], v["status"]) for v in after] == [
         (v["id"], v["version"], v["status"]) for v in before]
     assert service.get("/api/bots/bob/greedy")["versions"][0]["status"] == "admitted"
+    bots = {bot["bot"]: bot for bot in service.get("/api/bots")["bots"]}
+    assert bots["bob/greedy"]["ladders"] == bots["alice/greedy"]["ladders"] == ["mandala-2p"]
 
     # Pages: bob signed in sees no logs on alice's bot page, alice does.
     sign_in(browser, service, "bob")

@@ -166,6 +166,9 @@ def create_app(service: Service) -> Starlette:
         ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
         return JSONResponse(views.ladder_json(service.db, ladder))
 
+    def api_bots(request: Request) -> Response:
+        return JSONResponse({"bots": views.all_bots(service.db)})
+
     def api_bot(request: Request) -> Response:
         bot = need(views.bot(service.db, request.path_params["author"],
                              request.path_params["name"]), "bot")
@@ -243,7 +246,7 @@ def create_app(service: Service) -> Starlette:
         Route("/login", login, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
         Route("/api/ladders", api_ladders), Route("/api/ladders/{ladder}", api_ladder),
-        Route("/api/bots/{author}/{name}", api_bot),
+        Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
         Route("/api/bots/{author}/{name}/logs", api_bot_logs),
         Route("/api/matches", api_matches), Route("/api/matches/{match}", api_match),
         Route("/api/submissions", api_submissions, methods=["GET"]),

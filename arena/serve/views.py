@@ -156,6 +156,17 @@ def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
     return BotView(*found, versions=versions, forfeits=forfeits)
 
 
+def all_bots(db: ServiceDB) -> list[dict]:
+    """Every bot with its versions' count and its admitted versions' ladders."""
+    rows = db.query(
+        "SELECT a.name, b.name, COUNT(v.id), GROUP_CONCAT(CASE WHEN v.status = 'admitted' "
+        "THEN v.ladder END) FROM bots b JOIN authors a ON a.id = b.author_id LEFT JOIN "
+        "versions v ON v.bot_id = b.id GROUP BY b.id ORDER BY a.name, b.name")
+    return [{"bot": f"{author}/{name}", "author": author, "name": name, "versions": count,
+             "ladders": sorted(set(ladders.split(","))) if ladders else [],
+             "url": f"/api/bots/{author}/{name}"} for author, name, count, ladders in rows]
+
+
 def bot_json(view: BotView) -> dict:
     return {"bot": view.full_name, "author": view.author, "name": view.name,
             "versions": [{"id": v.id, "ladder": v.ladder, "version": v.version,
