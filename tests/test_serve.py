@@ -486,6 +486,11 @@ def test_pages_in_chromium(service, browser):
     browser.get(service.url + "/no/such/page")
     assert "Error 404" in browser.find_element(By.TAG_NAME, "h1").text
 
+    # Pages run no script (the match page: only the replay's, inline), and say so.
+    with urllib.request.urlopen(service.url + "/ladders/mandala-2p", timeout=30) as response:
+        policy = response.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "script-src" not in policy
+
 
 # -- crash and restart -------------------------------------------------------------------------
 

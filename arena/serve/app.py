@@ -32,6 +32,11 @@ from arena.serve.db import Ladder, ServiceDB, ladder_id
 from arena.serve.uploads import UploadLimits
 
 TOKEN_COOKIE = "arena_token"
+PAGE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+               "base-uri 'none'; frame-ancestors 'none'")
+"""Pages run no script at all: even markup that slipped through could do nothing."""
+REPLAY_POLICY = PAGE_POLICY + "; script-src 'unsafe-inline'; frame-src 'self'"
+"""A match page's replay viewer is one inline script in a sandboxed frame (no network)."""
 
 
 @dataclass
@@ -52,10 +57,12 @@ def create_app(service: Service) -> Starlette:
     pages.filters["elo"] = lambda value: "-" if value is None or math.isnan(value) \
         else f"{value:+.0f}"
 
-    def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def page(request: Request, template: str, status: int = 200, policy: str = PAGE_POLICY,
+             **context: Any) -> HTMLResponse:
         viewer = author_of(request, allow_cookie=True)
         html = pages.get_template(template).render(viewer=viewer, **context)
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=status, headers={
+            "Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"})
 
     def author_of(request: Request, allow_cookie: bool) -> Author | None:
         header = request.headers.get("authorization", "")
@@ -73,7 +80,8 @@ def create_app(service: Service) -> Starlette:
             return JSONResponse({"error": message}, status_code=status)
         html = pages.get_template("error.html").render(status=status, message=message,
                                                        viewer=None)
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=status, headers={
+            "Content-Security-Policy": PAGE_POLICY, "X-Content-Type-Options": "nosniff"})
 
     async def http_error(request: Request, exc: HTTPException) -> Response:
         message = exc.detail if isinstance(exc.detail, str) else "bad request"
@@ -111,7 +119,7 @@ def create_app(service: Service) -> Starlette:
 
     def match_page(request: Request) -> Response:
         match = need(views.match(service.db, request.path_params["match"]), "match")
-        return page(request, "match.html", match=match)
+        return page(request, "match.html", policy=REPLAY_POLICY, match=match)
 
     def submission_page(request: Request) -> Response:
         viewer = author_of(request, allow_cookie=True)
