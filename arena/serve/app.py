@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -143,7 +144,8 @@ def create_app(service: Service) -> Starlette:
         if upload is None or isinstance(upload, str):
             raise HTTPException(400, "no bot file: choose your bot folder packed as .tar.gz")
         data = await upload.read()
-        submission_id = store_submission(author, str(form.get("ladder") or ""), data)
+        submission_id = await run_in_threadpool(store_submission, author,
+                                                str(form.get("ladder") or ""), data)
         return RedirectResponse(f"/submissions/{submission_id}", status_code=303)
 
     async def login(request: Request) -> Response:
@@ -226,7 +228,8 @@ def create_app(service: Service) -> Starlette:
             raise HTTPException(401, "unknown or missing token: send Authorization: Bearer "
                                      "TOKEN (from `arena author add`)")
         data = await _read_capped(request, service.limits.packed_bytes)
-        submission_id = store_submission(author, request.query_params.get("ladder", ""), data)
+        submission_id = await run_in_threadpool(   # unpacking is slow: not on the event loop
+            store_submission, author, request.query_params.get("ladder", ""), data)
         return JSONResponse({"id": submission_id, "status": "checking",
                              "url": f"/submissions/{submission_id}"}, status_code=202)
 
