@@ -48,3 +48,9 @@ class BotReportedError(BotError):
     """The bot said its own code failed (a MoveReply with `error` set) instead of moving."""
 
     reason = "error"
+
+
+class BotOutOfMemory(BotError):
+    """The kernel killed the bot for using more memory than its limit (its memory cgroup)."""
+
+    reason = "memory"

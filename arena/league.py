@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
+from arena.bots.manifest import BUILTIN
 from arena.league_config import LeagueConfig, LeagueError, RunPlan, check_config
 from arena.ratings import Outcome
 from arena.schedule import MatchSpec
@@ -121,6 +122,14 @@ def resume_league(folder: str | os.PathLike) -> League:
     return League(folder, store, config, bots, specs, lock)
 
 
+def _protections(sandboxed: bool) -> list[tuple[str, str, str]]:
+    """What the sandbox enforces for this run, as `arena doctor` says (stored with the league)."""
+    if not sandboxed:
+        return [("sandbox", "missing", "bots ran unsandboxed (--unsafe-no-sandbox)")]
+    from arena.sandbox import doctor
+    return [(row.name, row.status, row.detail) for row in doctor.protections()]
+
+
 def run(league: League, executor: Executor, *, fresh_bots: bool = False,
         on_match: Callable[[Outcome], None] | None = None) -> int:
     """Plays every missing match of the league; returns how many were played now.
@@ -132,6 +141,8 @@ def run(league: League, executor: Executor, *, fresh_bots: bool = False,
                    dict(league.config.time_control), tuple(league.bots),
                    fresh_bots=fresh_bots, sandbox=league.config.sandbox,
                    log_dir=str(league.folder.resolve() / "logs"))
+    if any(not bot.source.startswith(BUILTIN) for bot in league.bots):
+        league.store.record_protections(_protections(league.config.sandbox))
     played = 0
     finished = executor.run(plan, league.missing())
     try:

@@ -72,6 +72,15 @@ CREATE TABLE secrets (
     value    TEXT NOT NULL      -- hex, never sent to a bot
 );
 """
+# Added after schema 1 shipped: made when first written, absent from older databases.
+_PROTECTIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS protections (
+    checked  REAL NOT NULL,     -- unix time of the run (start or resume) that checked them
+    name     TEXT NOT NULL,     -- as `arena doctor` names it, e.g. "cgroup memory"
+    status   TEXT NOT NULL,     -- "enforced" or "missing"
+    detail   TEXT NOT NULL
+)
+"""
 
 
 class StoreError(ArenaError):
@@ -293,10 +302,39 @@ class Store:
             self._bots = {bot.name: bot for bot in self.bots()}
         return self._bots
 
+    def record_protections(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Stores what the sandbox enforced for this run: (name, status, detail) rows of
+        `arena doctor`, kept beside those of earlier runs."""
+        now = time.time()
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(_PROTECTIONS_TABLE)
+            self.conn.executemany("INSERT INTO protections VALUES (?, ?, ?, ?)",
+                                  [(now, *row) for row in rows])
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
     def records(self) -> list[dict]:
         """Every stored match record, in schedule order."""
         return [json.loads(row[0]) for row in
                 self.conn.execute("SELECT record FROM matches ORDER BY ord")]
+
+
+def read_missing_protections(league: str | os.PathLike) -> dict[str, str]:
+    """Protection name -> why it was missing, for each protection some run of the league
+    went without (the latest reason); {} when none was, or none was recorded."""
+    path = database_path(league)
+    conn = _connect(path, read_only=True)
+    try:
+        rows = conn.execute("SELECT name, detail FROM protections WHERE status = 'missing' "
+                            "ORDER BY checked").fetchall()
+    except sqlite3.OperationalError:
+        return {}   # a league from before protections were recorded
+    finally:
+        conn.close()
+    return dict(rows)
 
 
 def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:

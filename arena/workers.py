@@ -23,6 +23,7 @@ import traceback
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
 
 from arena.bots.manifest import BUILTIN
@@ -32,6 +33,9 @@ from arena.league_config import LeagueError, RunPlan
 from arena.match import Seat, StrategySeat, play_match
 from arena.schedule import MatchSpec
 from arena.store import FinishedMatch
+
+_ARENA_ROOT = str(Path(__file__).resolve().parent.parent)
+"""The folder holding the `arena` package this process imported: the workers import it too."""
 
 
 # -- playing one match (what every executor's workers do) -------------------------------------
@@ -254,10 +258,14 @@ class ProcessPool(Executor):
 
     @staticmethod
     def _start(index: int, plan: RunPlan, inbox: queue.SimpleQueue) -> _Worker:
+        # -P: the current folder stays off sys.path (a folder named `arena` there would be
+        # imported instead); the worker imports the arena this process imported.
         process = subprocess.Popen(
-            [sys.executable, "-c", "from arena.workers import worker_main; worker_main()"],
+            [sys.executable, "-P", "-c", "from arena.workers import worker_main; worker_main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid())},
+            env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid()),
+                 "PYTHONPATH": os.pathsep.join(filter(None, (
+                     _ARENA_ROOT, os.environ.get("PYTHONPATH", ""))))},
             start_new_session=True)   # Ctrl-C reaches the parent only, which stops them
         try:
             _send(process.stdin, (index, plan))

@@ -1,6 +1,6 @@
 """The gRPC protocol between the arena and a bot: the handshake and the stream.
 
-Against the real server of a BotHost on its Unix socket, first with a client in this
+Against the real server of a running bot on its Unix socket, first with a client in this
 process (to read the exact status codes), then with real sandboxed bots that get it wrong.
 """
 from __future__ import annotations
@@ -31,8 +31,17 @@ MISBEHAVING = HERE / "misbehaving_bots"
 
 
 @pytest.fixture
-def stub(host):
-    with grpc.insecure_channel(f"unix:{host.socket_path}") as channel:
+def seat(host):
+    """A seat of the random sample bot, its process started and attached."""
+    with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
+        seat.new_match(info())
+        yield seat
+
+
+@pytest.fixture
+def stub(seat):
+    """A client on the socket of the seat's bot (what another process of that bot could do)."""
+    with grpc.insecure_channel(f"unix:{seat.process.socket_path}") as channel:
         yield arena_pb2_grpc.ArenaStub(channel)
 
 
@@ -46,8 +55,9 @@ def info(seat: int = 0) -> MatchInfo:
                      bot_seed=5)
 
 
-def test_the_socket_folder_is_private(host):
-    assert host.socket_path.parent.stat().st_mode & 0o777 == 0o700
+def test_the_socket_folder_is_private(host, seat):
+    assert seat.process.socket_path.parent == host.socket_dir
+    assert host.socket_dir.stat().st_mode & 0o777 == 0o700
 
 
 def test_a_wrong_token_is_refused_as_unauthenticated(stub):
@@ -81,26 +91,22 @@ def test_a_stream_without_a_handshake_is_refused(stub, metadata):
     assert "no handshake for this stream" in refused.value.details()
 
 
-def test_a_session_gets_one_stream_and_its_bot_plays_on(host, stub):
-    with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
-        seat.new_match(info())
-        second = stub.Play(iter(()), metadata=(("arena-session", seat.process.session),),
-                           timeout=5)
-        with pytest.raises(grpc.RpcError) as refused:
-            next(second)
-        assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        assert "already has a stream" in refused.value.details()
-        record = play_match("mandala", 2, {}, 5, [seat, StrategySeat("random", "mandala")])
-        assert record["result"]["end"] == "normal"
+def test_a_session_gets_one_stream_and_its_bot_plays_on(seat, stub):
+    second = stub.Play(iter(()), metadata=(("arena-session", seat.process.session),),
+                       timeout=5)
+    with pytest.raises(grpc.RpcError) as refused:
+        next(second)
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "already has a stream" in refused.value.details()
+    record = play_match("mandala", 2, {}, 5, [seat, StrategySeat("random", "mandala")])
+    assert record["result"]["end"] == "normal"
 
 
-def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(host, stub):
-    with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
-        seat.new_match(info())
-        assert seat.process.alive()
-        with pytest.raises(grpc.RpcError) as refused:
-            handshake(stub, seat.process.token)
-        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(seat, stub):
+    assert seat.process.alive()
+    with pytest.raises(grpc.RpcError) as refused:
+        handshake(stub, seat.process.token)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
 @pytest.mark.parametrize("folder, status", [

@@ -1,8 +1,12 @@
 """The gRPC host of bot processes: the server bots connect to, the processes it runs, and the
 Seat that drives one (manifests are in arena.bots.manifest).
 
-`BotHost` owns one gRPC server on a Unix socket in a fresh 0700 folder, and the bot processes
-(started in the sandbox with ARENA_SOCKET and a one-time ARENA_TOKEN). `host.seat(spec)`
+`BotHost` owns the bot processes, each started in the sandbox with ARENA_SOCKET and a
+one-time ARENA_TOKEN, and each with a gRPC server of its own on its own Unix socket (in a
+fresh 0700 folder), which serves that process alone: at most `MAX_CONNECTIONS` connections
+and two calls at once (the handshake, then the Play stream), so a bot that floods its socket
+with connections or half-open calls holds a handful of the arena's descriptors and threads,
+and never reaches another bot's server. `host.seat(spec)`
 gives a `BotSeat` for play_match; processes live across matches (a released seat's process
 goes back to a pool, reused by the next seat of the same spec and lane; at `max_bots` live
 processes the least recently used idle one is ended), a crashed or forfeited bot is killed and a fresh
@@ -12,7 +16,7 @@ process is started before its next match, and `fresh_per_match=True` starts one 
         with host.seat(spec_a) as a, host.seat(spec_b) as b:
             record = play_match("mandala", 2, {}, seed, [a, b], TimeControl(move_time=1.0))
 
-The one thread per bot is gRPC's handler of the bot's Play stream: it sends what the seat
+The one busy thread per bot is gRPC's handler of the bot's Play stream: it sends what the seat
 puts in the bot's outbox and, after an act, reads the one reply into the bot's reply queue,
 where `act` waits for it with the deadline. Replies arrive as raw bytes and are parsed here,
 so a reply that is no MoveReply is a protocol error rather than a silently ended stream.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import itertools
 import os
 import queue
+import re
 import secrets
 import shutil
 import subprocess
@@ -39,8 +44,8 @@ from google.protobuf.message import DecodeError
 
 from arena import sandbox, wire
 from arena.bots.manifest import BotSpec
-from arena.bot_errors import (BotCrashed, BotError, BotProtocolError, BotReportedError,
-                              BotTimeout)
+from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
+                              BotReportedError, BotTimeout)
 from arena.clock import MoveClock
 from arena.errors import ArenaError
 from arena.match import MatchInfo, Seat
@@ -53,6 +58,9 @@ DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
 EXIT_GRACE = 0.2   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
 CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
+MAX_CONNECTIONS = 8     # connections one bot may hold to its server; more are closed at once
+MAX_CALLS = 2           # calls at once on a bot's server (handshake, Play); more are refused
+IDLE_CONNECTION_MS = 5000   # a connection without a call is closed after this
 
 
 # -- one bot process ------------------------------------------------------------------------
@@ -76,15 +84,18 @@ class BotProcess:
         self.process: sandbox.SandboxedProcess | None = None
         self.broken = False                                    # no more use for this process
         self.act_ids = itertools.count(1)
+        self.handshaken = False
+        self.socket_path = host.socket_dir / f"bot-{next(host._socket_ids)}.sock"
+        self.server: grpc.Server | None = None
 
     def start(self, budget: float) -> None:
         """Starts the process and waits for its handshake and stream, at most `budget` s."""
-        env = {"ARENA_SOCKET": str(self.host.socket_path), "ARENA_TOKEN": self.token}
-        self.host._expect(self)
+        env = {"ARENA_SOCKET": str(self.socket_path), "ARENA_TOKEN": self.token}
+        self.server = _serve(self)
         try:
             self.process = sandbox.spawn(
                 list(self.spec.command), self.spec.folder, env=env,
-                sockets=[self.host.socket_path], limits=self.host.limits,
+                sockets=[self.socket_path], limits=self.host.limits,
                 log_path=self.log_path, log_cap_bytes=self.host.log_cap_bytes,
                 unsafe=self.host.unsafe_no_sandbox)
         except sandbox.SandboxUnavailable:
@@ -99,8 +110,7 @@ class BotProcess:
             status = self.process.poll()
             if status is not None:
                 self.kill()
-                raise BotCrashed(self.spec.name, f"exited with status {status} before its "
-                                                 f"handshake (its stderr: {self.log_path})")
+                raise self.death_error("before its handshake")
             if time.monotonic() >= deadline:
                 self.kill()
                 raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
@@ -112,7 +122,7 @@ class BotProcess:
 
     def send(self, message: arena_pb2.ArenaMessage) -> None:
         if not self.alive():
-            raise BotCrashed(self.spec.name, self.death_note())
+            raise self.death_error()
         self.outbox.put(message)
 
     def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
@@ -157,17 +167,25 @@ class BotProcess:
             status = None
         self.kill()
         if status not in (None, 0):
-            return BotCrashed(self.spec.name, self.death_note(status))
+            return self.death_error()
         return BotProtocolError(
             self.spec.name, "ended its stream without a move (a closed stream, or a message "
                             f"over the {MAX_BOT_MESSAGE_BYTES // 1024} KiB limit)")
 
-    def death_note(self, status: int | None = None) -> str:
-        if status is None and self.process is not None:
-            status = self.process.poll()
-        if status is None:
+    def death_error(self, when: str = "") -> BotError:
+        """The error of a bot whose process ended or whose stream broke: a `memory` forfeit
+        if the kernel killed it for its memory, else a crash saying how it ended."""
+        note = self.death_note()
+        if when:
+            note = note.replace(" (its stderr", f" {when} (its stderr", 1)
+        if self.process is not None and self.process.memory_killed():
+            return BotOutOfMemory(self.spec.name, note)
+        return BotCrashed(self.spec.name, note)
+
+    def death_note(self) -> str:
+        if self.process is None or self.process.poll() is None:
             return f"its stream broke (its stderr: {self.log_path})"
-        return f"exited with status {status} (its stderr: {self.log_path})"
+        return f"{self.process.death()} (its stderr: {self.log_path})"
 
     def stream_ended(self) -> None:
         """gRPC's callback when the Play stream terminates, for whatever reason."""
@@ -188,11 +206,14 @@ class BotProcess:
             pass
 
     def kill(self) -> None:
-        """Kills the whole process tree and lets its stream handler go."""
+        """Kills the whole process tree, lets its stream handler go, stops its server."""
         self.broken = True
         if self.process is not None:
             self.process.kill()
         self.outbox.put(None)
+        if self.server is not None:
+            self.server.stop(grace=None)   # cancels what calls remain; no waiting for them
+            self.socket_path.unlink(missing_ok=True)
         self.host._forget(self)
 
 
@@ -266,25 +287,16 @@ class BotHost:
         self.fresh_per_match = fresh_per_match
         self.log_cap_bytes = log_cap_bytes
         self.limits = limits or sandbox.Limits()
-        self.max_bots = max_bots   # live processes at once; each holds a server thread
+        self.max_bots = max_bots   # live processes at once; each holds a server
         self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-"))
         os.chmod(self.socket_dir, 0o700)
-        self.socket_path = self.socket_dir / "arena.sock"
+        self._socket_ids = itertools.count(1)
         self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="arena-logs-"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._by_token: dict[str, BotProcess] = {}
-        self._by_session: dict[str, BotProcess] = {}
         self._idle: list[BotProcess] = []   # released processes, least recently used first
         self._all: set[BotProcess] = set()
         self._match_ids = itertools.count(1)
-        # One server thread per live stream plus a few for handshakes.
-        self._server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=max_bots + 8, thread_name_prefix="arena-bot"),
-            options=[("grpc.max_receive_message_length", MAX_BOT_MESSAGE_BYTES)])
-        _add_servicer(_Servicer(self), self._server)
-        self._server.add_insecure_port(f"unix:{self.socket_path}")
-        self._server.start()
 
     def seat(self, spec: BotSpec, lane: int | None = None) -> BotSeat:
         """A seat for `spec`, reusing an idle process of that spec and `lane` if there is one.
@@ -308,7 +320,7 @@ class BotHost:
             return list(self._all)
 
     def close(self) -> None:
-        """Ends every bot process and stops the server.
+        """Ends every bot process and stops its server.
 
         Each stream is ended after what is queued on it (a last MatchOver included), and the
         bots get `CLOSE_GRACE` seconds together to read it and exit; then whatever is left of
@@ -322,7 +334,6 @@ class BotHost:
             process.wait_exit(deadline - time.monotonic())
         for process in processes:
             process.kill()
-        self._server.stop(grace=None).wait(timeout=5)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
     def __enter__(self) -> "BotHost":
@@ -358,10 +369,6 @@ class BotHost:
     def _next_match_id(self) -> str:
         return f"m{next(self._match_ids)}"
 
-    def _expect(self, process: BotProcess) -> None:
-        with self._lock:
-            self._by_token[process.token] = process
-
     def _release(self, process: BotProcess) -> None:
         if self.fresh_per_match or not process.alive():
             process.kill()
@@ -371,11 +378,24 @@ class BotHost:
 
     def _forget(self, process: BotProcess) -> None:
         with self._lock:
-            self._by_token.pop(process.token, None)
-            self._by_session.pop(process.session, None)
             self._all.discard(process)
             if process in self._idle:
                 self._idle.remove(process)
+
+
+def _serve(process: BotProcess) -> grpc.Server:
+    """A started gRPC server for `process` alone, on its socket (see the module docstring)."""
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=MAX_CALLS, thread_name_prefix="arena-bot"),
+        options=[("grpc.max_receive_message_length", MAX_BOT_MESSAGE_BYTES),
+                 ("grpc.max_concurrent_streams", MAX_CALLS),
+                 ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
+                 ("grpc.max_connection_idle_ms", IDLE_CONNECTION_MS)],
+        maximum_concurrent_rpcs=MAX_CALLS)
+    _add_servicer(_Servicer(process), server)
+    server.add_insecure_port(f"unix:{process.socket_path}")
+    server.start()
+    return server
 
 
 def _add_servicer(servicer: "_Servicer", server: grpc.Server) -> None:
@@ -395,22 +415,25 @@ def _add_servicer(servicer: "_Servicer", server: grpc.Server) -> None:
 
 
 class _Servicer:
-    def __init__(self, host: BotHost):
-        self.host = host
+    """Serves one bot process: its handshake (once, with its token), then its Play stream."""
+
+    def __init__(self, process: BotProcess):
+        self.process = process
+        self._lock = threading.Lock()
 
     def Handshake(self, request, context):
-        host = self.host
+        process = self.process
         if request.protocol_version != PROTOCOL_VERSION:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           f"protocol version {request.protocol_version} is not supported: "
                           f"this arena speaks version {PROTOCOL_VERSION}")
         if not request.bot_name:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "bot_name is empty")
-        with host._lock:
-            process = host._by_token.pop(request.token, None)   # one-time: used up here
-            if process is not None:
-                host._by_session[process.session] = process
-        if process is None:
+        with self._lock:   # one-time: the token is used up here
+            accepted = not process.handshaken and secrets.compare_digest(
+                request.token.encode(), process.token.encode())
+            process.handshaken |= accepted
+        if not accepted:
             context.abort(grpc.StatusCode.UNAUTHENTICATED,
                           "wrong or already used token: connect with the ARENA_TOKEN the "
                           "arena started this bot with")
@@ -418,16 +441,17 @@ class _Servicer:
                                         protocol_version=PROTOCOL_VERSION)
 
     def Play(self, request_iterator, context):
-        host = self.host
+        process = self.process
         session = dict(context.invocation_metadata()).get(SESSION_METADATA, "")
-        with host._lock:   # check and claim at once: a session gets one stream, ever
-            process = host._by_session.get(session)
-            taken = process is not None and process.attached.is_set()
-            if process is not None and not taken:
+        with self._lock:   # check and claim at once: a session gets one stream, ever
+            known = process.handshaken and secrets.compare_digest(
+                session.encode(), process.session.encode())
+            taken = known and process.attached.is_set()
+            if known and not taken:
                 if not context.add_callback(process.stream_ended):
                     process.stream_ended()   # the call is over already
                 process.attached.set()
-        if process is None:
+        if not known:
             context.abort(grpc.StatusCode.UNAUTHENTICATED,
                           f"no handshake for this stream: send the session from the "
                           f"handshake as metadata {SESSION_METADATA!r}")

@@ -12,6 +12,7 @@ This module does not import gRPC: checking a league's bots costs no server.
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,12 @@ RESOLUTION_RULE = ("BOT is a bot folder when that folder exists and holds a bot.
                    "built-in bot ({builtins}); `builtin:NAME` always means the built-in.")
 
 
+BOT_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
+"""A bot's name: data that becomes part of file names (its log), never a path."""
+BOT_NAME_RULE = ("letters, digits, '-', '_' and '.', at most 64 characters, not starting "
+                 "with a dot")
+
+
 @dataclass(frozen=True)
 class BotSpec:
     """A bot folder and its manifest. Equal specs share pooled processes."""
@@ -36,6 +43,10 @@ class BotSpec:
     command: tuple[str, ...]
     games: tuple[str, ...]
     version: str   # content hash of the folder: a changed bot is a different version
+
+    def __post_init__(self):
+        if not BOT_NAME.fullmatch(self.name):
+            raise ArenaError(f"bot name {self.name!r} is not allowed: use {BOT_NAME_RULE}")
 
     @classmethod
     def load(cls, folder: str | Path, game_id: str | None = None) -> "BotSpec":
@@ -61,6 +72,9 @@ class BotSpec:
         name, command, games = data.get("name"), data.get("command"), data.get("games")
         if not (isinstance(name, str) and name.strip()):
             raise ArenaError(f"{manifest}: `name` must be a non-empty string")
+        if not BOT_NAME.fullmatch(name.strip()):
+            raise ArenaError(f"{manifest}: `name` {name.strip()!r} is not allowed: use "
+                             f"{BOT_NAME_RULE}")
         if not (isinstance(command, list) and command
                 and all(isinstance(part, str) and part for part in command)):
             raise ArenaError(f'{manifest}: `command` must be a list of strings, e.g. '

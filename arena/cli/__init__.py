@@ -6,6 +6,8 @@ explicitly.
 """
 from __future__ import annotations
 
+import resource
+
 import click
 
 from arena.errors import ArenaError
@@ -46,6 +48,18 @@ class ArenaGroup(click.Group):
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Arena: run bots at card games, leagues and Elo ladders."""
+    raise_open_files_limit()
+
+
+def raise_open_files_limit() -> None:
+    """Raises this process's open-files soft limit to its hard limit: every bot connection
+    and pipe costs the arena a descriptor, and a stock soft limit of 1024 is soon spent."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass   # `arena doctor` reports the limit
 
 
 @main.group()
@@ -63,3 +77,5 @@ from arena.cli import league  # noqa: E402,F401
 from arena.cli import bench_protocol  # noqa: E402,F401
 from arena.cli import serve  # noqa: E402,F401
 from arena.cli import bench_serve  # noqa: E402,F401
+from arena.cli import bench_sandbox  # noqa: E402,F401
+from arena.cli import doctor  # noqa: E402,F401

@@ -14,7 +14,7 @@ from arena.cli import main
 from arena.errors import ArenaError
 from arena.ratings import Outcome
 from arena.report import FORMATS, history_text, ladder_text
-from arena.store import read_league
+from arena.store import read_league, read_missing_protections
 
 
 def parse_anchor(text: str | None) -> tuple[str, float] | None:
@@ -109,3 +109,18 @@ def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
     else:
         title = f"Arena ladder: {', '.join(Path(folder).name for folder in leagues)} ({rules})"
         click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix, title=title))
+        if fmt in ("table", "markdown"):
+            for line in missing_protections_footer(leagues):
+                click.echo(line)
+
+
+def missing_protections_footer(leagues: Sequence[str]) -> list[str]:
+    """One line per league that ran without some sandbox protection, naming each."""
+    lines = []
+    for folder in leagues:
+        missing = read_missing_protections(folder)
+        if missing:
+            named = "; ".join(f"{name} ({why})" for name, why in missing.items())
+            lines.append(f"Note: league {folder} ran without these sandbox protections: "
+                         f"{named}. See `arena doctor`.")
+    return lines

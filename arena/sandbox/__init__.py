@@ -1,0 +1,24 @@
+"""Run bot commands in a bubblewrap sandbox with per-bot limits; freeze, measure, end them.
+
+Knows nothing of games or gRPC. The public names, `from arena import sandbox`:
+`sandbox.spawn(argv, bot_dir, ...)` -> `SandboxedProcess`, `Limits`, `available()`,
+`require()`, `running(pid)`, the errors `SandboxUnavailable` and `SandboxError`.
+
+One module per part: `mounts` (what a bot sees: the bwrap command line and its /etc), `init`
+(the bot's init inside the sandbox: cgroups joined, rlimits, uid dropped, orphans reaped),
+`cgroups` (memory, pids and CPU of each bot, freezing), `seccomp` (the system-call filter),
+`proctree` (the host's process table), `logdrain` (the bot's capped log), `process` (spawn
+and SandboxedProcess), `doctor` (what is enforced on this machine). SECURITY.md at the
+repository's root says what a bot can and cannot do, and how each protection is tested.
+"""
+from arena.sandbox.doctor import available, protections, require
+from arena.sandbox.errors import SandboxError, SandboxUnavailable
+from arena.sandbox.limits import GiB, MiB, Limits
+from arena.sandbox.logdrain import LOG_CHUNK as _LOG_CHUNK
+from arena.sandbox.mounts import BOT_DIR, LIB_DIR
+from arena.sandbox.process import BOT_GID, SandboxedProcess, spawn
+from arena.sandbox.proctree import running
+
+__all__ = ["BOT_DIR", "BOT_GID", "GiB", "LIB_DIR", "Limits", "MiB", "SandboxError",
+           "SandboxUnavailable", "SandboxedProcess", "available", "protections", "require",
+           "running", "spawn"]

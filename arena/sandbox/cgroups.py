@@ -1,0 +1,327 @@
+"""Per-bot cgroups: memory, pids and CPU limits of all a bot's processes together, its CPU
+time, and freezing it; on cgroup v1 or v2, whichever holds each controller here.
+
+Every bot cgroup is made inside the cgroup the arena itself runs in (read from
+/proc/self/cgroup, per hierarchy), under one folder `arena` there, so every limit nests inside
+whatever limits the arena already: `<arena's cgroup>/arena/<pid>-<n>`. The arena never moves
+itself and never writes to a cgroup it did not create; on cgroup v2 it uses only the
+controllers its own cgroup already hands down. The bot joins its cgroups itself before its
+command starts (the in-sandbox init writes to descriptors opened here), and they are removed
+when it has ended.
+"""
+from __future__ import annotations
+
+import atexit
+import errno
+import functools
+import itertools
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.sandbox.limits import Limits
+
+CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
+"""What the bots' cgroups use: memory and pids limits, a CPU quota, CPU time, freezing."""
+V2_BUILTIN = {"cpuacct": "cpu.stat", "freezer": "cgroup.freeze"}
+"""What every cgroup v2 folder offers without a controller: CPU time and freezing."""
+_ARENA_FOLDER = "arena"
+_CPU_PERIOD_US = 100_000
+_FREEZE_TIMEOUT = 2.0
+_REMOVE_TIMEOUT = 1.0
+
+
+@dataclass
+class Placement:
+    """Where this arena puts bot cgroups: for each controller, the `arena` folder (under the
+    arena's own cgroup) that bot cgroups go in, or why there is none."""
+
+    folders: dict[str, tuple[int, Path]] = field(default_factory=dict)
+    """controller -> (cgroup version, `arena` folder)."""
+    missing: dict[str, str] = field(default_factory=dict)
+    """controller -> why bots get no cgroup of it."""
+
+
+@functools.lru_cache(maxsize=None)
+def placement() -> Placement:
+    """Finds (and creates, once) the `arena` folder of each controller; cached."""
+    found = Placement()
+    hierarchies = _own_cgroups()
+    mounts = _cgroup_mounts()
+    v2_own = None
+    if 0 in hierarchies and "cgroup2" in mounts:
+        mount, root = mounts["cgroup2"]
+        v2_own = _inside(mount, root, hierarchies[0][1])
+    for controller in CONTROLLERS:
+        v1 = next(((mount, root) for name, (mount, root) in mounts.items()
+                   if controller in name.split(",")), None)
+        if v1 is not None:
+            for ids, (controllers, path) in hierarchies.items():
+                if controller in controllers:
+                    _place(found, controller, 1, _inside(*v1, path))
+                    break
+            else:
+                found.missing[controller] = "the arena's cgroup of it is not listed in /proc/self/cgroup"
+        elif v2_own is not None:
+            if controller in V2_BUILTIN or controller in _read_words(v2_own / "cgroup.subtree_control"):
+                _place(found, controller, 2, v2_own)
+            else:
+                found.missing[controller] = (
+                    f"cgroup v2 controller {controller!r} is not enabled for the arena's cgroup "
+                    f"({v2_own}/cgroup.subtree_control)")
+        else:
+            found.missing[controller] = "no cgroup hierarchy with it is mounted"
+    return found
+
+
+def _place(found: Placement, controller: str, version: int, own: Path | None) -> None:
+    if own is None or not own.is_dir():
+        found.missing[controller] = f"the arena's own cgroup {own} is not visible"
+        return
+    folder = own / _ARENA_FOLDER
+    try:
+        folder.mkdir(exist_ok=True)
+        if version == 2:
+            wanted = [name for name in ("memory", "pids", "cpu")
+                      if name in _read_words(folder / "cgroup.controllers")]
+            enabled = _read_words(folder / "cgroup.subtree_control")
+            if set(wanted) - set(enabled):
+                (folder / "cgroup.subtree_control").write_text(
+                    " ".join(f"+{name}" for name in wanted))
+    except OSError as error:
+        found.missing[controller] = f"cannot create {folder}: {error.strerror}"
+        return
+    found.folders[controller] = (version, folder)
+
+
+def _own_cgroups() -> dict[int, tuple[list[str], str]]:
+    """hierarchy id -> (its controllers, the arena's cgroup path in it), from /proc/self/cgroup."""
+    own = {}
+    for line in _read_lines(Path("/proc/self/cgroup")):
+        ident, controllers, path = line.split(":", 2)
+        own[int(ident)] = ([name for name in controllers.split(",") if name], path)
+    return own
+
+
+def _cgroup_mounts() -> dict[str, tuple[Path, str]]:
+    """Controllers ("memory", "cpu,cpuacct"; "cgroup2" for the unified hierarchy) ->
+    (mount point, root of the hierarchy shown there), from /proc/self/mountinfo."""
+    mounts = {}
+    for line in _read_lines(Path("/proc/self/mountinfo")):
+        before, _, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        root, mount_point = fields[3], Path(fields[4].replace("\\040", " "))
+        if tail[0] == "cgroup2":
+            mounts.setdefault("cgroup2", (mount_point, root))
+        elif tail[0] == "cgroup":
+            names = [option for option in tail[2].split(",") if option in CONTROLLERS]
+            if names:
+                mounts.setdefault(",".join(names), (mount_point, root))
+    return mounts
+
+
+def _inside(mount: Path, root: str, path: str) -> Path | None:
+    """The folder of cgroup `path` under a mount of the hierarchy's `root`."""
+    if root != "/" and not (path == root or path.startswith(root + "/")):
+        return None
+    relative = path[len(root):] if root != "/" else path
+    return mount / relative.lstrip("/")
+
+
+def _read_words(path: Path) -> list[str]:
+    return [word for line in _read_lines(path) for word in line.split()]
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text().splitlines()
+    except OSError:
+        return []
+
+
+# -- one bot's cgroups ------------------------------------------------------------------------
+
+_names = itertools.count()
+_leftovers: list[Path] = []   # bot cgroups whose removal waits for their last process to go
+_leftovers_lock = threading.Lock()
+
+
+class BotCgroups:
+    """The cgroups of one bot: made with its limits before it starts, removed after it ends."""
+
+    def __init__(self, limits: Limits):
+        _remove_leftovers()
+        where = placement()
+        name = f"{os.getpid()}-{next(_names)}"
+        self.folders: dict[str, tuple[int, Path]] = {}
+        self._made: list[Path] = []
+        self._fds: dict[str, int] = {}
+        try:
+            for controller, (version, parent) in where.folders.items():
+                folder = parent / name
+                if folder not in self._made:
+                    folder.mkdir()
+                    self._made.append(folder)
+                self.folders[controller] = (version, folder)
+            self._set_limits(limits)
+            self._open_controls()
+        except OSError:
+            self.remove()
+            raise
+
+    @property
+    def memory(self) -> bool:
+        """True when a memory cgroup bounds all the bot's processes together."""
+        return "memory" in self.folders
+
+    def _set_limits(self, limits: Limits) -> None:
+        if "memory" in self.folders:
+            version, folder = self.folders["memory"]
+            if version == 1:
+                (folder / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+                swap = folder / "memory.memsw.limit_in_bytes"   # memory plus swap: no swapping out
+                if swap.exists():
+                    swap.write_text(str(limits.memory_bytes))
+            else:
+                (folder / "memory.max").write_text(str(limits.memory_bytes))
+                for name, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
+                    if (folder / name).exists():
+                        (folder / name).write_text(value)
+        if "pids" in self.folders:
+            (self.folders["pids"][1] / "pids.max").write_text(str(limits.processes))
+        if "cpu" in self.folders:
+            version, folder = self.folders["cpu"]
+            quota = max(1000, int(limits.cpus * _CPU_PERIOD_US))
+            if version == 1:
+                (folder / "cpu.cfs_period_us").write_text(str(_CPU_PERIOD_US))
+                (folder / "cpu.cfs_quota_us").write_text(str(quota))
+            else:
+                (folder / "cpu.max").write_text(f"{quota} {_CPU_PERIOD_US}")
+
+    def _open_controls(self) -> None:
+        """Keeps the files read and written during a match open: freezing and reading the CPU
+        time cost a system call or two each, not a path lookup."""
+        if "freezer" in self.folders:
+            version, folder = self.folders["freezer"]
+            if version == 1:
+                self._fds["freeze"] = os.open(folder / "freezer.state", os.O_RDWR | os.O_CLOEXEC)
+            else:
+                self._fds["freeze"] = os.open(folder / "cgroup.freeze", os.O_RDWR | os.O_CLOEXEC)
+                self._fds["events"] = os.open(folder / "cgroup.events", os.O_RDONLY | os.O_CLOEXEC)
+        if "cpuacct" in self.folders:
+            version, folder = self.folders["cpuacct"]
+            name = "cpuacct.usage" if version == 1 else "cpu.stat"
+            self._fds["cpu"] = os.open(folder / name, os.O_RDONLY | os.O_CLOEXEC)
+
+    def join_fds(self) -> list[int]:
+        """Fresh descriptors of each cgroup's membership file, for the bot's init to write
+        "0" (itself) to; the caller passes them on and closes its copies."""
+        return [os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+                for folder in self._made]
+
+    def pids(self) -> set[int]:
+        """Host pids of the processes in the bot's cgroups."""
+        found: set[int] = set()
+        for folder in self._made:
+            try:
+                found |= {int(pid) for pid in (folder / "cgroup.procs").read_text().split()}
+            except OSError:
+                pass
+        return found
+
+    # -- during a match ------------------------------------------------------------------
+    @property
+    def can_freeze(self) -> bool:
+        return "freeze" in self._fds
+
+    def freeze(self) -> None:
+        """Stops every process of the bot; returns once all are stopped."""
+        version = self.folders["freezer"][0]
+        fd = self._fds["freeze"]
+        os.write(fd, b"FROZEN" if version == 1 else b"1")
+        deadline = time.monotonic() + _FREEZE_TIMEOUT
+        while not self._frozen():
+            if time.monotonic() > deadline:
+                return   # a process in an uninterruptible wait: it does not run either
+            time.sleep(0.0001)
+
+    def _frozen(self) -> bool:
+        if self.folders["freezer"][0] == 1:
+            return _pread(self._fds["freeze"]).startswith(b"FROZEN")
+        return b"frozen 1" in _pread(self._fds["events"])
+
+    def thaw(self) -> None:
+        """Lets the bot's processes run again."""
+        version = self.folders["freezer"][0]
+        os.write(self._fds["freeze"], b"THAWED" if version == 1 else b"0")
+
+    @property
+    def counts_cpu(self) -> bool:
+        return "cpu" in self._fds
+
+    def cpu_seconds(self) -> float:
+        """CPU time of every process of the bot so far, those that ended included."""
+        text = _pread(self._fds["cpu"])
+        if self.folders["cpuacct"][0] == 1:
+            return int(text) / 1e9
+        for line in text.decode().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) / 1e6
+        return 0.0
+
+    def memory_killed(self) -> bool:
+        """True when the kernel killed a process of the bot for going over its memory limit."""
+        if "memory" not in self.folders:
+            return False
+        version, folder = self.folders["memory"]
+        name = "memory.oom_control" if version == 1 else "memory.events"
+        try:
+            counters = dict(line.split() for line in (folder / name).read_text().splitlines())
+        except (OSError, ValueError):
+            return False
+        if "oom_kill" in counters:
+            return int(counters["oom_kill"]) > 0
+        return version == 1 and int((folder / "memory.failcnt").read_text() or 0) > 0
+
+    # -- at the end ------------------------------------------------------------------------
+    def remove(self) -> None:
+        """Removes the bot's cgroups (call once its processes are gone); a cgroup whose last
+        process is still leaving is retried later."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+        made, self._made = self._made, []
+        deadline = time.monotonic() + _REMOVE_TIMEOUT
+        for folder in made:
+            while not _rmdir(folder) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if folder.exists():
+                with _leftovers_lock:
+                    _leftovers.append(folder)
+
+
+def _pread(fd: int) -> bytes:
+    return os.pread(fd, 4096, 0)
+
+
+def _rmdir(folder: Path) -> bool:
+    try:
+        folder.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError as error:
+        if error.errno in (errno.EBUSY, errno.ENOTEMPTY):
+            return False
+        raise
+    return True
+
+
+@atexit.register
+def _remove_leftovers() -> None:
+    with _leftovers_lock:
+        _leftovers[:] = [folder for folder in _leftovers if not _rmdir(folder)]

@@ -1,0 +1,182 @@
+"""The sandbox's mount plan: the bubblewrap command line that builds a bot's view of the host.
+
+Visible, read-only: the system (/usr, the merged-/usr links), a private `/etc` holding just
+what runtimes read (see `etc_folder`) with a passwd and group naming the bot's uid, the Python
+installation the arena runs on, the bot's folder (at `/bot`, the working directory), the
+`arena` and `engine` packages the arena itself imported (under `/opt/arena`, on PYTHONPATH) so
+bots can import `arena.sdk`, `arena.v1` and the rules the SDK's strategies use, and the
+`sockets` (Unix sockets such as the arena's, each alone, at its host path: connecting needs no
+write access to the mount). Visible, writable: a private size-capped tmpfs at `/tmp` (also
+HOME) and at `/dev/shm`, and any `bind_rw` folders, at their host paths. Nothing else of the
+host: no other bot, no results, no home, no repository root.
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import glob
+import importlib
+import os
+import shutil
+import site
+import stat
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from arena.sandbox.limits import Limits
+
+BOT_DIR = "/bot"
+"""Where the bot's own folder appears inside the sandbox (its working directory)."""
+LIB_DIR = "/opt/arena"
+"""Put on the bot's PYTHONPATH; holds the packages of `SHARED_PACKAGES`."""
+SHARED_PACKAGES = ("arena", "engine")
+"""What bots may import of the arena's code: the SDK and protocol (in arena), and the rules
+(engine: pure game logic) that the SDK's strategies use. Package folders only: never the
+repository root with its results and bots."""
+ETC_ENTRIES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
+               "nsswitch.conf", "os-release", "ssl/openssl.cnf", "ssl/certs",
+               "ca-certificates.conf", "java-*", "timezone", "mime.types")
+"""What of the host's /etc runtimes read: the dynamic loader's cache, the time zone, TLS
+configuration and certificates (Node.js reads openssl.cnf at start), the alternatives links
+(`java`, `node` may be one), the JVM's configuration. Copied into the arena's own folder;
+only what every user may read."""
+_MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
+def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
+               limits: Limits, *, passwd_fd: int, group_fd: int, seccomp_fd: int | None,
+               disable_userns: bool) -> list[str]:
+    """The bwrap options: namespaces, then the mounts in order (parents before children).
+
+    `passwd_fd` and `group_fd` hold the bot's /etc/passwd and /etc/group; `seccomp_fd` the
+    seccomp program; `disable_userns` adds a user namespace in which no further one can be
+    made (only when the bot's uid needs no mapping: see `spawn`)."""
+    # --die-with-parent takes hold only some way into bwrap's start-up; an arena killed
+    # before that is noticed by the wrapper through the arena's pipe (see `spawn`).
+    argv = [shutil.which("bwrap") or "bwrap",
+            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--hostname", "arena-bot",
+            "--die-with-parent", "--new-session"]
+    if disable_userns:
+        argv += ["--unshare-user", "--disable-userns"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/usr", "/usr"]
+    for name in _MERGED_USR:
+        host = Path("/") / name
+        if host.is_symlink():
+            argv += ["--symlink", os.readlink(host), str(host)]
+        elif host.is_dir():
+            argv += ["--ro-bind", str(host), str(host)]
+    argv += ["--ro-bind", str(etc_folder()), "/etc",
+             "--perms", "0644", "--ro-bind-data", str(passwd_fd), "/etc/passwd",
+             "--perms", "0644", "--ro-bind-data", str(group_fd), "/etc/group"]
+    for path in python_dirs():
+        argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]
+    for name, folder in shared_packages():
+        inside = f"{LIB_DIR}/{name}"
+        argv += _mkdirs(Path(inside)) + ["--ro-bind", str(folder), inside]
+    for scratch in ("/tmp", "/dev/shm"):  # /dev/shm: POSIX semaphores, multiprocessing
+        argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", scratch]
+    argv += ["--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR]
+    for path in sockets:
+        argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]
+    for path in rw_dirs:
+        argv += _mkdirs(path) + ["--bind", str(path), str(path)]
+    return argv + ["--"]
+
+
+def users(uid: int, gid: int) -> tuple[bytes, bytes]:
+    """The bot's /etc/passwd and /etc/group: root, the bot, nobody."""
+    passwd = (f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+              f"bot:x:{uid}:{gid}:arena bot:/tmp:/usr/sbin/nologin\n"
+              f"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+    group = f"root:x:0:\nbot:x:{gid}:\nnogroup:x:65534:\n"
+    return passwd.encode(), group.encode()
+
+
+@functools.lru_cache(maxsize=None)
+def etc_folder() -> Path:
+    """The sandbox's /etc: a private folder of this arena process (removed at its exit) with
+    copies of the host's `ETC_ENTRIES` that every user may read, a hosts file naming only
+    localhost, and empty passwd and group files over which each bot's own are mounted."""
+    top = Path(tempfile.mkdtemp(prefix="arena-etc-"))
+    atexit.register(shutil.rmtree, top, True)
+    etc = top / "etc"
+    etc.mkdir(mode=0o755)
+    os.chmod(etc, 0o755)
+    for pattern in ETC_ENTRIES:
+        for source in sorted(glob.glob(f"/etc/{pattern}")):
+            _copy_public(Path(source), etc / Path(source).relative_to("/etc"))
+    (etc / "hosts").write_text("127.0.0.1 localhost arena-bot\n::1 localhost\n")
+    for name in ("passwd", "group"):
+        (etc / name).write_text("")
+    for path in [etc, *etc.rglob("*")]:
+        if not path.is_symlink():
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    return etc
+
+
+def _copy_public(source: Path, target: Path) -> None:
+    """Copies `source` (a file, a folder, or a link, kept as a link) if others may read it."""
+    info = source.lstat()
+    if not stat.S_ISLNK(info.st_mode) and not info.st_mode & stat.S_IROTH:
+        return
+    target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    if stat.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISDIR(info.st_mode):
+        target.mkdir(mode=0o755, exist_ok=True)
+        for child in sorted(source.iterdir()):
+            _copy_public(child, target / child.name)
+    elif stat.S_ISREG(info.st_mode):
+        shutil.copyfile(source, target)
+
+
+def shared_packages() -> list[tuple[str, Path]]:
+    """(name, folder) of each package in SHARED_PACKAGES as the arena itself imported it:
+    never whatever a folder named `arena` in the current directory holds."""
+    found = []
+    for name in SHARED_PACKAGES:
+        module = sys.modules.get(name) or importlib.import_module(name)
+        found.append((name, Path(module.__file__).resolve().parent))
+    return found
+
+
+def _mkdirs(path: Path) -> list[str]:
+    """Creates a mount point's parents as 0755: bwrap would copy the host's modes, and a
+    0700 parent such as /root (home of a pyenv Python) would lock the bot out."""
+    argv: list[str] = []
+    for parent in reversed(path.parents):
+        if parent != Path("/"):
+            argv += ["--perms", "0755", "--dir", str(parent)]
+    return argv
+
+
+def python_dirs() -> list[Path]:
+    """The Python installation the arena runs on: its prefix, a venv's, and site folders
+    outside them (a user site); less what /usr already holds."""
+    candidates = {Path(sys.base_prefix), Path(sys.prefix),
+                  Path(sys.executable).resolve().parent.parent, *outside_site_dirs()}
+    dirs = sorted(path.resolve() for path in candidates)
+    kept: list[Path] = []
+    for path in dirs:
+        inside_usr = path == Path("/usr") or Path("/usr") in path.parents
+        if not inside_usr and not any(parent in kept for parent in path.parents):
+            kept.append(path)
+    return kept
+
+
+def outside_site_dirs() -> list[Path]:
+    """Site folders on the arena's sys.path but outside its prefixes, such as the user site
+    (under a home the bot does not have): the bot gets them on its PYTHONPATH."""
+    prefixes = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    found = []
+    for folder in site.getsitepackages() + [site.getusersitepackages()]:
+        path = Path(folder).resolve()
+        if (folder in sys.path and path.is_dir()
+                and not any(prefix == path or prefix in path.parents for prefix in prefixes)):
+            found.append(path)
+    return found
