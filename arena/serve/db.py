@@ -181,9 +181,8 @@ class ServiceDB:
     def open(cls, folder: str | Path) -> "ServiceDB":
         """The data folder's database, created (with its folder) when the folder is new."""
         folder = Path(folder)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            folder.chmod(0o700)   # tokens' hashes, the deal key and logs: nobody else's
+        try:   # a new folder is ours alone: tokens' hashes, the deal key, logs
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as error:
             raise ServiceDBError(f"cannot use the data folder {folder}: "
                                  f"{error.strerror}") from None
