@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from arena.bots.manifest import BUILTIN
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
 from arena.bots.manifest import BUILTIN

@@ -55,6 +55,15 @@ class Seat(ABC):
         """The seat's move in notation for record entry `ply`; raises BotError when no usable
         answer comes (a remote seat waits at most `clock.deadline` seconds)."""
 
+    def rest(self) -> None:
+        """Called after each of the seat's moves, once its time is taken: a bot process is
+        frozen until its next act, so it cannot take CPU from the bot whose turn it is."""
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the seat's processes used so far (None where it cannot be told): the
+        difference around an act is the move's CPU time."""
+        return None
+
     def match_over(self, result: dict) -> None:
         """Called once the match ended (normally or by a forfeit, anyone's)."""
 
@@ -80,6 +89,9 @@ class StrategySeat(Seat):
     def act(self, observation: dict, legal_moves: list[str], clock: MoveClock,
             ply: int = 0) -> str:
         return self.choose(observation, legal_moves, self.rng)
+
+    def cpu_seconds(self) -> float:
+        return time.thread_time()   # the strategy runs in the match's own thread
 
 
 # -- events for a move-by-move log --------------------------------------------------------
@@ -121,7 +133,8 @@ class _Forfeit:
 @dataclass
 class _Progress:
     moves: list = field(default_factory=list)
-    times: list = field(default_factory=list)
+    times: list = field(default_factory=list)       # wall seconds per move (the clock's)
+    cpu_times: list = field(default_factory=list)   # CPU seconds of the mover's processes
 
 
 def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | None,
@@ -168,7 +181,8 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
         players=[seat.name for seat in seats], seed=seed, setup=setup,
         moves=progress.moves, result=result,
         extras={"bots": [{"name": seat.name, "version": seat.version} for seat in seats],
-                "times": progress.times, "time_control": time_control.to_record()})
+                "times": progress.times, "cpu_times": progress.cpu_times,
+                "time_control": time_control.to_record()})
     emit(Ended(record, state))
     return record
 
@@ -206,16 +220,20 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             state.apply(move)
             progress.moves.append([CHANCE, move])
             progress.times.append(None)
+            progress.cpu_times.append(None)
             emit(Moved(ply, CHANCE, CHANCE, move, None, state))
             continue
         seat, clock = seats[mover], clocks[mover]
         move_clock = clock.for_move()
+        cpu_before = seat.cpu_seconds()
         started = time.monotonic()
         try:
             move = seat.act(state.observation(mover), state.legal_moves(), move_clock, ply)
         except BotError as error:
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
+        cpu_after = seat.cpu_seconds()
+        seat.rest()   # off the clock: freezing it is not the mover's time
         if not clock.charge(move_clock, elapsed):
             return _Forfeit(mover, "timeout",
                             f"{_who(seat, mover, ply)}: answered after {elapsed:.3f} s, "
@@ -226,6 +244,8 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             return _Forfeit(mover, "illegal", f"{_who(seat, mover, ply)}: {error}")
         progress.moves.append([mover, move])
         progress.times.append(round(elapsed, 6))
+        progress.cpu_times.append(None if None in (cpu_before, cpu_after)
+                                  else round(cpu_after - cpu_before, 6))
         emit(Moved(ply, mover, seat.name, move, elapsed, state))
 
 

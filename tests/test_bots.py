@@ -91,17 +91,21 @@ def test_a_crash_forfeits_and_the_bot_is_restarted_for_its_next_match(host):
 
 
 @needs_sandbox
-def test_a_bot_that_hung_up_between_matches_is_ended_and_restarted(host):
+def test_a_bot_that_hangs_up_after_a_match_is_ended_and_restarted(host):
+    # A bot is frozen between its turns, so it reads a MatchOver at its next turn: the
+    # hang-up then ends its stream instead of answering, which forfeits that match (no
+    # waiting for its clock). Its lingering process is killed and the match after that is
+    # played by a new one.
     with host.seat(BotSpec.load(TEST_BOTS / "hangs_up")) as seat:
         first = play_match("mandala", 2, {}, 8, [seat, random_builtin()])
         lingering = seat.process.process
-        deadline = time.monotonic() + 10
-        while seat.process.alive() and time.monotonic() < deadline:   # its hang-up arrives
-            time.sleep(0.01)
         second = play_match("mandala", 2, {}, 9, [random_builtin(), seat])
+        third = play_match("mandala", 2, {}, 10, [random_builtin(), seat])
         assert seat.process.process.pid != lingering.pid
     assert lingering.pids() == set() and not sandbox.running(lingering.pid)
-    assert first["result"]["end"] == second["result"]["end"] == "normal"
+    assert first["result"]["end"] == third["result"]["end"] == "normal"
+    assert (second["result"]["forfeit"]["seat"], second["result"]["forfeit"]["reason"]) == (
+        1, "protocol")
 
 
 @needs_sandbox

@@ -1,15 +1,56 @@
-"""`arena doctor`'s probes run inside the arena's own process: they must leave it as it was."""
+"""`arena doctor`: each protection probed on this machine, one line each, exit 1 if one a
+league needs is missing; and its probes leave the arena's own process as it was."""
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
 from arena import sandbox
-from arena.sandbox import doctor
+from arena.sandbox import cgroups, doctor
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
+PROTECTIONS = ["namespaces", "uid drop", "cgroup memory", "cgroup pids", "cgroup cpu",
+               "cgroup cpuacct", "cgroup freezer", "seccomp", "user namespaces blocked",
+               "open-files limit"]
+
+
+def test_the_doctor_prints_one_line_per_protection_and_its_exit_says_if_leagues_are_safe():
+    done = subprocess.run([*ARENA, "doctor"], capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    for name in PROTECTIONS:
+        assert any(line.startswith(name + " ") and (" enforced " in line or " missing " in line)
+                   for line in lines), (name, done.stdout)
+    missing = doctor.missing_needed(doctor.protections())
+    assert done.returncode == (1 if missing else 0), done.stdout
+
+
+def test_its_json_agrees_with_what_the_sandbox_uses():
+    done = subprocess.run([*ARENA, "doctor", "--json"], capture_output=True, text=True,
+                          timeout=120)
+    rows = {row["name"]: row for row in json.loads(done.stdout)["protections"]}
+    assert list(rows) == PROTECTIONS
+    for controller in cgroups.CONTROLLERS:
+        expected = "enforced" if controller in cgroups.placement().folders else "missing"
+        assert rows[f"cgroup {controller}"]["status"] == expected
+
+
+def test_a_missing_needed_protection_is_named_with_its_reason_and_exits_1(monkeypatch):
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    monkeypatch.setattr(cgroups, "placement", lambda: cgroups.Placement(
+        missing={name: "not writable here (test)" for name in cgroups.CONTROLLERS}))
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code == 1
+    assert "cgroup memory" in result.output and "not writable here (test)" in result.output
+    assert "RLIMIT_AS" in result.output   # says what stands in for the memory cgroup
+    assert "missing for leagues: cgroup memory, cgroup pids" in result.output
 
 
 def test_the_probes_leave_every_open_descriptor_of_the_arena_alone(tmp_path):

@@ -3,6 +3,8 @@
 - No seed to crack: deals and bots' seeds derive from a secret key, so a sandboxed bot that
   searches for its deal's seed with the engine finds nothing, while the same search finds a
   seed that is merely guessable.
+- No CPU stolen: a bot is frozen between its turns, so a bot spinning in setsid() children
+  leaves its opponent's move times as they were; records hold each move's CPU time.
 - No deal seen twice: every table has a deal of its own and a bot keeps one process per
   seat, so no process meets one deal in two seatings (checked against the league's own
   schedule), in 2-, 3- and 4-player leagues; and every MatchOver reaches the bots.
@@ -11,8 +13,10 @@ from __future__ import annotations
 
 import collections
 import importlib.util
+import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from arena import sandbox
+from arena.bench import fairness
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.keys import installation_key
@@ -71,29 +76,45 @@ def test_the_crackers_search_finds_a_seed_that_is_merely_guessable():
     typed = 1234
     old = cracker.old_deal_seed(7, 3)
     for seed in (typed, old):
-        view = game.new_state(2, {}, seed=seed).observation(0)
-        found, tried = cracker.crack("mandala", 2, {}, 0, view, cracker.old_seat_seed(seed, 0))
-        assert found == seed and tried > 3000
+        state = game.new_state(2, {}, seed=seed)
+        found, setup, tried = cracker.crack("mandala", 2, {}, 0, state.observation(0),
+                                            cracker.old_seat_seed(seed, 0))
+        assert found == seed and setup["hands"] == state.setup["hands"] and tried > 3000
 
 
-def test_a_sandboxed_cracker_finds_no_seed_in_a_league_or_a_played_match(tmp_path):
+def right_claims(lines: list[str], hands_of: dict[int, list]) -> list[str]:
+    """The cracker's claims that name the real hands of its match (by its rng_seed). A seat's
+    first view is small, so a candidate seed may show it by chance: such a claim is wrong
+    about the hidden cards, and only a right one would be a crack."""
+    assert lines and all(re.fullmatch(r"cracker: \d+ (searched \d+ candidates, found none|"
+                                      r"CRACKED seed \d+ hands .*)", line) for line in lines)
+    return [line for line in lines if "CRACKED" in line
+            and json.loads(line.split(" hands ", 1)[1]) == hands_of[int(line.split()[1])]]
+
+
+def test_a_sandboxed_cracker_never_recovers_a_deal_in_a_league_or_a_played_match(tmp_path):
     league = tmp_path / "league"
-    arena("league", "run", "--game", "mandala", "--deals", 3, "--seed", 1, "--move-time", 10,
+    arena("league", "run", "--game", "mandala", "--deals", 6, "--seed", 1, "--move-time", 10,
           "--bot", HOSTILE / "seed_cracker", "--bot", SAMPLE_BOTS / "random",
           "--out", league, "--workers", 1, "--quiet")
+    with Store.open(league) as store:
+        _, specs = check_config(LeagueConfig.from_json(store.config()), store.league_key())
+        hands_by_deal = {record["seed"]: record["setup"]["hands"] for record in store.records()}
+    hands_of = {spec.bot_seeds[0]: hands_by_deal[spec.seed] for spec in specs
+                if spec.seats[0] == "seed_cracker"}
     searches = log_lines(league / "logs", "cracker:")
-    assert len(searches) == 3   # one per match it played in seat 0
-    assert all(re.fullmatch(r"cracker: searched \d+ candidates, found none", line)
-               for line in searches), searches
+    assert len(searches) == 6   # one per match it played in seat 0
+    assert right_claims(searches, hands_of) == []
     # `arena play --seed 1` too: the typed seed is among its candidates, the deal is not.
     logs = tmp_path / "play-logs"
     with BotHost(log_dir=logs) as host:
         seeds = installation_key().match_seeds("play:1", 2)   # what `arena play --seed 1` uses
         with host.seat(BotSpec.load(HOSTILE / "seed_cracker"), lane=0) as seat:
-            play_match("mandala", 2, {}, seeds.deal, [seat, _random_seat(host)],
-                       TimeControl(move_time=10), bot_seeds=seeds.bots)
+            record = play_match("mandala", 2, {}, seeds.deal, [seat, _random_seat(host)],
+                                TimeControl(move_time=10), bot_seeds=seeds.bots)
     searches = log_lines(logs, "cracker:")
-    assert len(searches) == 1 and searches[0].endswith("found none")
+    assert len(searches) == 1
+    assert right_claims(searches, {seeds.bots[0]: record["setup"]["hands"]}) == []
 
 
 def _random_seat(host: BotHost, lane: int = 1):
@@ -187,3 +208,40 @@ def test_match_over_reaches_every_seat_before_the_arena_closes(tmp_path):
     assert record["result"]["end"] == "normal"
     over = sorted(line.split()[-1] for line in log_lines(logs, "memory:") if " over " in line)
     assert over == ["11", "12"]
+
+
+# -- no CPU stolen ------------------------------------------------------------------------------
+
+def test_a_bot_spinning_in_setsid_children_takes_no_cpu_from_its_opponent(tmp_path):
+    # The thief's 30 children spin in sessions of their own, yet while the fixed-work bot
+    # thinks they get no CPU at all (the thief is frozen), and
+    # its moves take as long as against a quiet bot. It never forfeits (victim_moves would
+    # raise).
+    theft = fairness.cpu_theft(tmp_path, matches=4)
+    assert theft.stolen_ms == 0, theft
+    assert theft.ratio <= fairness.TARGET_RATIO, theft
+    assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 4
+
+
+def test_without_freezing_the_same_thief_takes_cpu_from_its_opponent(tmp_path):
+    # The control: what the test above would see if bots were not frozen between turns.
+    theft = fairness.cpu_theft(tmp_path, matches=2, freeze=False)
+    assert theft.stolen_ms > 5, theft
+
+
+def test_records_hold_each_moves_cpu_time_beside_its_wall_time(tmp_path):
+    bots = fairness.write_bots(tmp_path, ("fixed_work", "quiet"))
+    with BotHost(log_dir=tmp_path / "logs") as host:
+        seats = [host.seat(BotSpec.load(bots[name]), lane=i)
+                 for i, name in enumerate(("fixed_work", "quiet"))]
+        record = play_match("mandala", 2, {}, 5, seats, TimeControl(move_time=5),
+                            bot_seeds=(1, 2))
+        for seat in seats:
+            seat.close()
+    assert len(record["cpu_times"]) == len(record["times"]) == len(record["moves"])
+    worker = [cpu for (seat, _), cpu in zip(record["moves"], record["cpu_times"]) if seat == 0]
+    quiet = [cpu for (seat, _), cpu in zip(record["moves"], record["cpu_times"]) if seat == 1]
+    # The fixed work is some milliseconds of CPU a move; a random move, next to nothing.
+    assert statistics.median(worker) > 0.005 > statistics.median(quiet)
+    assert all(cpu is None for (seat, _), cpu in zip(record["moves"], record["cpu_times"])
+               if seat == "chance")

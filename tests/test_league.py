@@ -459,3 +459,46 @@ def test_resume_refuses_a_folder_without_a_league_and_a_changed_bot(tmp_path, bo
     assert_refused(arena("league", "resume", folder, check=False),
                    "changed since the league started")
     assert digest(folder / DB_NAME) == before
+
+
+def test_a_league_started_from_a_folder_holding_a_folder_named_arena_plays_normally(
+        tmp_path, bots):
+    """As from the folder that holds a clone of this repository: the workers and the sandbox
+    use the arena the command imported, never the `arena` folder of the current directory."""
+    decoy = tmp_path / "here"
+    (decoy / "arena").mkdir(parents=True)
+    (decoy / "arena" / "__init__.py").write_text(
+        'raise ImportError("the decoy arena of the current folder was imported")\n')
+    (decoy / "engine").mkdir()
+    (decoy / "engine" / "__init__.py").write_text('raise ImportError("decoy engine")\n')
+    # The installed `arena` script does not put the current folder on sys.path: -P neither.
+    command = [sys.executable, "-P", "-c", "from arena.cli import main; main()"]
+    done = subprocess.run(
+        [*command, "league", "run", "--game", "mandala", "--deals", "2", "--seed", "3",
+         "--move-time", "2", *bot_flags(bots[:2]), "--workers", "2",
+         "--out", tmp_path / "league"], capture_output=True, text=True, timeout=300,
+        cwd=decoy, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert "decoy" not in done.stderr
+    with Store.open(tmp_path / "league") as store:
+        records = store.records()
+    assert len(records) == 4
+    assert all(record["result"]["end"] == "normal" for record in records)
+
+
+def test_a_league_stores_what_the_sandbox_enforced_and_the_ladder_names_what_was_missing(
+        reference, tmp_path, bots):
+    folder, _ = reference
+    with Store.open(folder) as store:
+        rows = store.conn.execute("SELECT name, status FROM protections").fetchall()
+    assert {name for name, _ in rows} >= {"namespaces", "seccomp", "cgroup memory",
+                                           "user namespaces blocked", "open-files limit"}
+    unsafe = tmp_path / "unsafe"
+    ran = arena("league", "run", "--game", "mandala", "--deals", "1", "--seed", "3",
+                "--move-time", "2", *bot_flags(bots[:2]), "--unsafe-no-sandbox", "--out", unsafe)
+    assert "ran without these sandbox protections: sandbox" in ran.stdout
+    ladder = arena("ladder", unsafe).stdout
+    assert "ran without these sandbox protections: sandbox (bots ran unsandboxed" in ladder
+    missing_here = [name for name, status in rows if status == "missing"]
+    reference_ladder = arena("ladder", folder).stdout
+    assert ("ran without these sandbox protections" in reference_ladder) == bool(missing_here)

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import shutil
 import socket
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ import pytest
 from arena import sandbox
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
+from arena.errors import ArenaError
 from arena.match import StrategySeat, play_match
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
@@ -247,3 +251,64 @@ def test_a_1_gib_stderr_flood_stays_within_the_log_cap(host, good):
     record, log, _ = play_misbehaving(host, good, MISBEHAVING / "stderr_flood")
     assert record["result"]["end"] == "normal"
     assert log.count("log truncated") == 1
+
+
+# -- sandbox v2: signals, names, floods ------------------------------------------------------------
+
+def test_a_bot_killed_by_sigkill_forfeits_as_killed_by_signal_9_without_a_traceback(host, good):
+    record, log, _ = play_misbehaving(host, good, MISBEHAVING / "sigkill_self")
+    forfeit = forfeit_of(record)
+    assert (forfeit["seat"], forfeit["reason"]) == (0, "crash")
+    assert "killed by signal 9" in forfeit["detail"]
+    assert "Traceback" not in log and "OSError" not in log
+
+
+@pytest.mark.parametrize("name", ["../../../../tmp/x/pwned", "a/b", ".hidden", "x" * 65, ""])
+def test_a_manifest_name_that_is_not_a_plain_name_is_refused_in_one_line(tmp_path, name):
+    folder = tmp_path / "traversal"
+    shutil.copytree(GOOD_BOT, folder)
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = ["python3", "bot.py"]\ngames = ["mandala"]\n')
+    with pytest.raises(ArenaError) as refused:
+        BotSpec.load(folder)
+    assert "`name`" in str(refused.value) and "\n" not in str(refused.value)
+    done = subprocess.run([sys.executable, "-c", "from arena.cli import main; main()", "play",
+                           "mandala", "--bot", str(folder), "--bot", "random"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith("arena: error: ") and done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_a_connection_flood_never_stops_the_other_bot_and_the_arena_exits_cleanly(tmp_path):
+    roomy = TimeControl(move_time=5.0, startup=20.0)   # three flooding processes share 2 cores
+    fresh_bot = shutil.copytree(GOOD_BOT, tmp_path / "fresh")   # a bot started mid-flood
+    host = BotHost(log_dir=tmp_path / "logs", log_cap_bytes=LOG_CAP)
+    try:
+        with host.seat(BotSpec.load(MISBEHAVING / "flood")) as flood, \
+                host.seat(BotSpec.load(GOOD_BOT)) as good:
+            first = play_match("mandala", 2, {}, 3, [flood, good], roomy)
+            flood_log = host.log_dir / f"flood-{flood.version}.log"
+            deadline = time.monotonic() + 30
+            while _opened(flood_log) < 100 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert flood.process.alive(), "the flooder must still be flooding"
+            with host.seat(BotSpec.load(fresh_bot)) as fresh:
+                second = play_match("mandala", 2, {}, 4, [flood, fresh], roomy)
+            flooded = _opened(flood_log)
+    finally:
+        started = time.monotonic()
+        host.close()
+        closing = time.monotonic() - started
+    assert first["result"]["end"] == "normal", first["result"]
+    assert second["result"]["end"] == "normal", second["result"]
+    assert [seat for seat, _ in second["moves"]].count(1) > 5   # the fresh bot played
+    assert closing < 15
+    assert flooded >= 1000, flooded   # connections opened while the fresh bot played
+
+
+def _opened(log: Path) -> int:
+    """How many connections one flooding process last said it had opened."""
+    lines = [line for line in (log.read_text() if log.exists() else "").splitlines()
+             if line.startswith("flood: opened")]
+    return int(lines[-1].split()[2]) if lines else 0

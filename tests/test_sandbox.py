@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from arena import sandbox
-from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable
+from arena.bench.sandbox import BUSY_BOT
+from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable, cgroups
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
@@ -503,3 +505,324 @@ def test_bad_arguments_are_one_clear_error(bot_dir, tmp_path):
 
 def test_limits_default_to_one_gib_of_memory():
     assert Limits().memory_bytes == GiB and Limits().tmp_bytes >= MiB
+
+
+# -- kernel state shared beyond the sandbox, and cgroups ------------------------------------------
+
+needs_memory_cgroup = pytest.mark.skipif(
+    "memory" not in cgroups.placement().folders,
+    reason=f"no memory cgroup for bots here: {cgroups.placement().missing.get('memory')}")
+needs_freezer = pytest.mark.skipif(
+    "freezer" not in cgroups.placement().folders,
+    reason=f"no freezer cgroup for bots here: {cgroups.placement().missing.get('freezer')}")
+
+KEYRING_NOTE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_add_key, SYS_keyctl = 248, 250
+KEY_SPEC_USER_KEYRING = ctypes.c_long(-4)
+key = libc.syscall(SYS_add_key, b"user", b"{note}", b"hello from a bot", 16, KEY_SPEC_USER_KEYRING)
+print("add_key", key, os.strerror(ctypes.get_errno()), flush=True)
+KEYCTL_SETPERM, everyone = 5, 0x3f3f3f3f
+print("keyctl", libc.syscall(SYS_keyctl, KEYCTL_SETPERM, key, everyone),
+      os.strerror(ctypes.get_errno()), flush=True)
+"""
+
+
+def test_a_keyring_note_left_by_a_bot_is_never_read_by_a_later_process(bot_dir):
+    note = f"arena-note-{os.getpid()}-{time.monotonic_ns()}"
+    status, log = run_bot(bot_dir, KEYRING_NOTE.format(note=note))
+    assert status == 0, log
+    assert "add_key -1 Operation not permitted" in log
+    status, later = run_bot(bot_dir, f"""
+        import os
+        keys = open("/proc/keys").read() if os.path.exists("/proc/keys") else ""
+        print("found" if {note!r} in keys else "nothing")
+        """)
+    assert status == 0 and "nothing" in later, later
+    host_keys = Path("/proc/keys").read_text() if Path("/proc/keys").exists() else ""
+    assert note not in host_keys
+
+
+def test_new_namespaces_io_uring_and_keyrings_fail_with_eperm(bot_dir):
+    status, log = run_bot(bot_dir, """
+        import ctypes, errno, os, subprocess
+        libc = ctypes.CDLL(None, use_errno=True)
+        def errno_of(result):
+            return "ok" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+        CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
+        print("unshare(CLONE_NEWUSER)", errno_of(libc.unshare(CLONE_NEWUSER)))
+        print("unshare(CLONE_NEWNS)", errno_of(libc.unshare(CLONE_NEWNS)))
+        params = ctypes.create_string_buffer(120)
+        print("io_uring_setup", errno_of(libc.syscall(425, 8, params)))
+        print("add_key", errno_of(libc.syscall(248, b"user", b"k", b"v", 1, ctypes.c_long(-4))))
+        print("bpf", errno_of(libc.syscall(321, 0, None, 0)))
+        print("ptrace", errno_of(libc.syscall(101, 16, 1, None, None)))
+        done = subprocess.run(["unshare", "-U", "true"], capture_output=True, text=True)
+        print("unshare -U:", done.returncode, done.stderr.strip())
+        done = subprocess.run(["bwrap", "--ro-bind", "/", "/", "true"], capture_output=True)
+        print("bwrap inside:", "runs" if done.returncode == 0 else "refused")
+        print("fork still works:", subprocess.run(["true"]).returncode)
+        """)
+    assert status == 0, log
+    for call in ("unshare(CLONE_NEWUSER)", "unshare(CLONE_NEWNS)", "io_uring_setup", "add_key",
+                 "bpf", "ptrace"):
+        assert f"{call} EPERM" in log, log
+    assert "unshare -U: 1 unshare: unshare failed: Operation not permitted" in log
+    assert "bwrap inside: refused" in log
+    assert "fork still works: 0" in log
+
+
+@pytest.mark.skipif(not (shutil.which("node") and shutil.which("java")),
+                    reason="needs node and java (apt-get install nodejs default-jre-headless)")
+def test_honest_runtimes_start_threads_node_java_and_which(bot_dir):
+    status, log = run_bot(bot_dir, """
+        import subprocess, threading
+        threads = [threading.Thread(target=threading.Event().wait, args=(0.5,))
+                   for _ in range(50)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print("50 threads ran", flush=True)
+        for command in (["node", "-e", "console.log('node', require('os').userInfo().username)"],
+                        ["java", "-version"], ["which", "node"]):
+            done = subprocess.run(command, capture_output=True, text=True)
+            print(command[0], "status", done.returncode, (done.stdout + done.stderr).strip()[:80],
+                  flush=True)
+        """)
+    assert status == 0, log
+    assert "50 threads ran" in log
+    assert "node status 0 node bot" in log
+    assert "java status 0 openjdk version" in log
+    assert "which status 0 /usr/bin/node" in log
+
+
+def test_the_bots_etc_holds_only_what_runtimes_read_and_its_own_user(bot_dir):
+    status, log = run_bot(bot_dir, """
+        import json, os
+        print(json.dumps({"etc": sorted(os.listdir("/etc")),
+                          "passwd": open("/etc/passwd").read(), "uid": os.getuid()}))
+        """)
+    assert status == 0, log
+    seen = json.loads(log)
+    assert {"ld.so.cache", "passwd", "group", "nsswitch.conf"} <= set(seen["etc"])
+    assert not {"shadow", "hostname", "ssh", "sudoers"} & set(seen["etc"])
+    assert f":{seen['uid']}:" in seen["passwd"]
+
+
+@needs_memory_cgroup
+def test_all_processes_of_a_bot_together_stay_within_its_memory_limit(bot_dir):
+    """Three children of 60 MiB each and 60 MiB of memfds (four: each file is capped at the
+    16 MiB file size limit) under a 128 MiB limit: the kernel kills before their sum passes
+    the limit (the bot's resident memory, sampled, stays within 10%)."""
+    limit = 128 * MiB
+    bot, log = start_bot(bot_dir, """
+        import mmap, os, time
+        MiB = 1 << 20
+        def hold(size):
+            block = bytearray(size)   # every page written
+            time.sleep(30)
+        maps = []
+        for _ in range(4):
+            fd = os.memfd_create("hoard")
+            os.ftruncate(fd, 15 * MiB)
+            maps.append(mmap.mmap(fd, 15 * MiB))
+            maps[-1].write(b"x" * (15 * MiB))
+        print("memfds filled", flush=True)
+        for _ in range(3):
+            if os.fork() == 0:
+                hold(60 * MiB)
+                os._exit(0)
+            time.sleep(0.3)
+        print("children started", flush=True)
+        for _ in range(3):
+            os.wait()
+        print("all children ended on their own", flush=True)
+        """, limits=Limits(memory_bytes=limit))
+    most = 0
+    try:
+        deadline = time.monotonic() + 30
+        while bot.poll() is None and time.monotonic() < deadline:
+            most = max(most, sum(proportional_bytes(pid) for pid in bot.pids()))
+            time.sleep(0.02)
+        bot.wait(30)
+    finally:
+        bot.kill()
+    assert "memfds filled" in log.read_text()
+    assert bot.memory_killed() is True
+    assert 0 < most <= limit * 1.1, most
+
+
+def proportional_bytes(pid: int) -> int:
+    """The resident memory of a process with each shared page (the memfds the children
+    inherit, the interpreter) divided among the processes that map it (Pss), so a sum over
+    processes counts each page once; 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+@needs_memory_cgroup
+def test_tmpfs_files_count_in_the_bots_memory(bot_dir):
+    status, log = run_bot(bot_dir, """
+        for part in range(4):   # 15 MiB each: under the 16 MiB file size limit
+            with open(f"/dev/shm/hoard{part}", "wb") as hoard:
+                hoard.write(bytes(15 << 20))
+        print("wrote 60 MiB to /dev/shm", flush=True)
+        block = bytearray(60 << 20)
+        print("and 60 MiB more in memory", flush=True)
+        """, limits=Limits(memory_bytes=96 * MiB, tmp_bytes=64 * MiB))
+    assert status == 128 + signal.SIGKILL, log
+    assert "wrote 60 MiB to /dev/shm" in log and "and 60 MiB more" not in log
+
+
+def cpu_frozen_and_thawed(bot_dir: Path) -> tuple[float, float, sandbox.SandboxedProcess]:
+    """CPU seconds a bot spinning in four threads uses in 0.5 s frozen, then in 0.5 s thawed;
+    and the bot (ended)."""
+    bot, log = start_bot(bot_dir, BUSY_BOT)
+    try:
+        wait_for_line(log, "busy")
+        time.sleep(0.3)
+        bot.freeze()
+        time.sleep(0.05)   # a process stopped by a signal settles its CPU time
+        frozen_at = bot.cpu_seconds()
+        time.sleep(0.5)
+        while_frozen = bot.cpu_seconds() - frozen_at
+        bot.thaw()
+        time.sleep(0.5)
+        while_thawed = bot.cpu_seconds() - frozen_at - while_frozen
+        assert bot.poll() is None
+    finally:
+        bot.kill()
+    return while_frozen, while_thawed, bot
+
+
+@needs_freezer
+def test_a_frozen_bot_uses_no_cpu_and_thaws_where_it_was(bot_dir):
+    while_frozen, while_thawed, _ = cpu_frozen_and_thawed(bot_dir)
+    assert while_frozen < 0.02, while_frozen
+    assert while_thawed > 0.05, while_thawed   # it runs again (on a busy machine: some)
+
+
+def test_freeze_and_cpu_time_work_without_cgroups_too(bot_dir, monkeypatch):
+    """Where there are no cgroups (SIGSTOP to each process, CPU time summed from /proc)."""
+    monkeypatch.setattr(cgroups, "placement", lambda: cgroups.Placement(
+        missing={name: "switched off by the test" for name in cgroups.CONTROLLERS}))
+    while_frozen, while_thawed, bot = cpu_frozen_and_thawed(bot_dir)
+    assert bot.cgroups.folders == {}
+    assert while_frozen < 0.02, while_frozen
+    assert while_thawed > 0.05, while_thawed
+
+
+def test_a_bots_cgroups_are_made_inside_the_arenas_own_and_removed_when_it_ends(bot_dir):
+    bot, log = start_bot(bot_dir, "import time; print('up', flush=True); time.sleep(600)")
+    try:
+        wait_for_line(log, "up")
+        folders = {folder for _, folder in bot.cgroups.folders.values()}
+        for _, folder in bot.cgroups.folders.values():
+            assert folder.parent.name == "arena" and folder.is_dir()
+            assert bot.pids() & {int(pid) for pid in (folder / "cgroup.procs").read_text().split()}
+    finally:
+        bot.kill()
+    assert not [folder for folder in folders if folder.exists()]
+
+
+def test_a_bot_killed_by_sigkill_is_reported_as_a_signal_without_a_traceback(bot_dir):
+    bot, log = start_bot(bot_dir, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    try:
+        status = bot.wait(30)
+    finally:
+        bot.kill()
+    assert status == 128 + signal.SIGKILL
+    assert bot.death() == "killed by signal 9"
+    assert "Traceback" not in log.read_text() and "OSError" not in log.read_text()
+
+
+def unified_placement() -> cgroups.Placement:
+    """This machine's placement, with freezing and CPU time moved to the cgroup v2 (unified)
+    hierarchy: both are built into every v2 cgroup, controllers or not."""
+    mounts, own = cgroups._cgroup_mounts(), cgroups._own_cgroups()
+    if "cgroup2" not in mounts or 0 not in own:
+        pytest.skip("no cgroup v2 hierarchy is mounted here")
+    found = cgroups.Placement(folders={name: place for name, place in
+                                       cgroups.placement().folders.items()
+                                       if name not in ("freezer", "cpuacct")})
+    for controller in ("freezer", "cpuacct"):
+        cgroups._place(found, controller, 2, cgroups._inside(*mounts["cgroup2"], own[0][1]))
+    if found.missing:
+        pytest.skip(f"the cgroup v2 hierarchy cannot be used here: {found.missing}")
+    return found
+
+
+def test_on_cgroup_v2_a_frozen_bot_uses_no_cpu_and_its_cgroup_goes_with_it(bot_dir,
+                                                                          monkeypatch):
+    placement = unified_placement()
+    monkeypatch.setattr(cgroups, "placement", lambda: placement)
+    while_frozen, while_thawed, bot = cpu_frozen_and_thawed(bot_dir)
+    assert while_frozen < 0.02, while_frozen
+    assert while_thawed > 0.05, while_thawed
+    version, folder = bot.cgroups.folders["freezer"]
+    assert version == 2 and folder.parent == placement.folders["freezer"][1]
+    assert not folder.exists()
+
+
+@pytest.mark.skipif("memory" not in cgroups.placement().folders
+                    or cgroups.placement().folders["memory"][0] != 2,
+                    reason="the memory controller is not on cgroup v2 here (v1 is tested above)")
+def test_on_cgroup_v2_the_memory_limit_kills_for_memory(bot_dir):
+    bot, _ = start_bot(bot_dir, "bytearray(256 << 20)", limits=Limits(memory_bytes=128 * MiB))
+    try:
+        bot.wait(60)
+    finally:
+        bot.kill()
+    assert bot.memory_killed() is True
+
+
+def test_an_arena_out_of_file_descriptors_still_kills_its_bot(bot_dir):
+    """The process scan keeps descriptors in reserve: with every other one in use (as after
+    a connection flood), kill() still finds and ends every process of the bot."""
+    arena = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import os, resource, sys, time
+        from arena import sandbox
+        bot = sandbox.spawn([sys.executable, "-c", "import os, time; os.fork(); time.sleep(600)"],
+                            {str(bot_dir)!r}, env={{}}, log_path={str(bot_dir.parent / "log")!r})
+        time.sleep(1.0)
+        pids = bot.pids()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        hoard = []
+        try:
+            while True:
+                hoard.append(os.open("/dev/null", os.O_RDONLY))
+        except OSError as error:
+            print("out of descriptors:", error.strerror, flush=True)
+        bot.kill()
+        print("alive after kill:", [pid for pid in pids if sandbox.running(pid)], len(pids))
+        """)], capture_output=True, text=True, timeout=60, cwd=bot_dir.parent)
+    assert "out of descriptors: Too many open files" in arena.stdout, arena.stderr
+    assert "alive after kill: [] " in arena.stdout, arena.stdout + arena.stderr
+    assert int(arena.stdout.split()[-1]) >= 3   # bwrap, its init, the bot and its child
+
+
+def test_empty_bot_cgroups_of_a_killed_arena_are_removed_and_no_others(tmp_path):
+    if not cgroups.placement().folders:
+        pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")
+    _, arena_folder = next(iter(cgroups.placement().folders.values()))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    orphan = arena_folder / f"{gone.pid}-0"
+    ours = arena_folder / f"{os.getpid()}-999999"
+    orphan.mkdir()
+    ours.mkdir()
+    try:
+        cgroups._remove_orphans(arena_folder)
+        assert not orphan.exists()
+        assert ours.exists()   # a live arena's
+    finally:
+        for folder in (orphan, ours):
+            if folder.exists():
+                folder.rmdir()

@@ -22,7 +22,7 @@ from arena.errors import ArenaError
 SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random"
 STARTUP_BUDGET = 30.0
 TARGET_STARTUP_RATIO = 1.3
-_BUSY_BOT = """
+BUSY_BOT = """
 import threading
 def spin():
     while True:
@@ -66,14 +66,21 @@ def freeze_thaw_us(pairs: int) -> dict[str, float]:
     from arena import sandbox
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     log = folder / "bot.log"
-    bot = sandbox.spawn([sys.executable, "-c", _BUSY_BOT], folder, env={}, log_path=log)
+    bot = sandbox.spawn([sys.executable, "-c", BUSY_BOT], folder, env={}, log_path=log)
     try:
         deadline = time.monotonic() + STARTUP_BUDGET
         while "busy" not in (log.read_text() if log.exists() else ""):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the busy bot did not start: {log.read_text()}")
             time.sleep(0.01)
-        freeze, thaw, cpu = [], [], []
+        freeze, thaw, cpu, no_wait = [], [], [], []
+        for _ in range(pairs):
+            began = time.perf_counter()
+            bot.freeze(wait=False)
+            no_wait.append(time.perf_counter() - began)
+            time.sleep(0.001)
+            bot.thaw()
+            time.sleep(0.001)
         for _ in range(pairs):
             began = time.perf_counter()
             bot.freeze()
@@ -90,7 +97,8 @@ def freeze_thaw_us(pairs: int) -> dict[str, float]:
         bot.kill()
     return {name: (1e6 * statistics.median(values), 1e6 * _p99(values))
             for name, values in (("freeze + thaw", pair), ("freeze", freeze),
-                                 ("thaw", thaw), ("cpu_seconds", cpu))}
+                                 ("thaw", thaw), ("freeze(wait=False)", no_wait),
+                                 ("cpu_seconds", cpu))}
 
 
 def _p99(values: list[float]) -> float:

@@ -115,6 +115,17 @@ class BotProcess:
                 self.kill()
                 raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
                                                  f"of {budget:g} s (its stderr: {self.log_path})")
+        self.rest()
+
+    def rest(self) -> None:
+        """Freezes every process of the bot until its next act (CPU fairness: a bot computes
+        only on its own clock, never while another bot thinks)."""
+        if self.host.freeze_between_turns and self.alive():
+            self.process.freeze()
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time all the bot's processes used so far, or None once it is gone."""
+        return self.process.cpu_seconds() if self.alive() else None
 
     def alive(self) -> bool:
         return (not self.broken and self.process is not None and self.attached.is_set()
@@ -130,6 +141,7 @@ class BotProcess:
         act_id = message.act.act_id
         if self.stream_over.is_set():
             raise self.stream_end_error()
+        self.process.thaw()   # frozen since its last move (`rest`): a few microseconds
         self.send(message)
         try:
             reply = self.replies.get(timeout=None if clock.deadline == float("inf")
@@ -194,6 +206,8 @@ class BotProcess:
 
     def hang_up(self) -> None:
         """Ends the stream once what is queued on it is sent; a bot then exits by itself."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.thaw()
         self.outbox.put(None)
 
     def wait_exit(self, timeout: float) -> None:
@@ -252,6 +266,13 @@ class BotSeat(Seat):
                                    self.info.game_id, observation, legal_moves, clock)
         return self.process.act(message, clock)
 
+    def rest(self) -> None:
+        if self.process is not None:
+            self.process.rest()
+
+    def cpu_seconds(self) -> float | None:
+        return None if self.process is None else self.process.cpu_seconds()
+
     def match_over(self, result: dict) -> None:
         info, self.info = self.info, None
         if self.process is None or info is None:
@@ -280,10 +301,13 @@ class BotHost:
 
     def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
                  log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
-                 fresh_per_match: bool = False, max_bots: int = 128):
+                 fresh_per_match: bool = False, max_bots: int = 128,
+                 freeze_between_turns: bool = True):
         if not unsafe_no_sandbox:
             sandbox.require()   # refuse before anything starts, naming the package
         self.unsafe_no_sandbox = unsafe_no_sandbox
+        self.freeze_between_turns = freeze_between_turns
+        """Bots are frozen except during their own acts (off only to measure what it costs)."""
         self.fresh_per_match = fresh_per_match
         self.log_cap_bytes = log_cap_bytes
         self.limits = limits or sandbox.Limits()

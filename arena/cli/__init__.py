@@ -78,4 +78,5 @@ from arena.cli import bench_protocol  # noqa: E402,F401
 from arena.cli import serve  # noqa: E402,F401
 from arena.cli import bench_serve  # noqa: E402,F401
 from arena.cli import bench_sandbox  # noqa: E402,F401
+from arena.cli import bench_fairness  # noqa: E402,F401
 from arena.cli import doctor  # noqa: E402,F401

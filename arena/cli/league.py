@@ -23,6 +23,7 @@ from arena.league import League, resume_league, run, start_league
 from arena.league_config import LeagueError, config_from_settings, read_config_file
 from arena.workers import Executor, ProcessPool, default_workers
 from arena.ratings import Outcome, score_matrix
+from arena.cli.ladder import missing_protections_footer
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES
 from arena.store import read_outcomes
@@ -160,6 +161,8 @@ def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None
     outcomes = read_outcomes(opened.folder)
     if outcomes:
         click.echo(ladder_text(outcomes))
+        for line in missing_protections_footer([str(opened.folder)]):
+            click.echo(line)
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -4,7 +4,8 @@ time, and freezing it; on cgroup v1 or v2, whichever holds each controller here.
 Every bot cgroup is made inside the cgroup the arena itself runs in (read from
 /proc/self/cgroup, per hierarchy), under one folder `arena` there, so every limit nests inside
 whatever limits the arena already: `<arena's cgroup>/arena/<pid>-<n>`. The arena never moves
-itself and never writes to a cgroup it did not create; on cgroup v2 it uses only the
+itself and never writes to a cgroup it did not create (it removes the empty bot cgroups of
+arena processes killed before they could); on cgroup v2 it uses only the
 controllers its own cgroup already hands down. The bot joins its cgroups itself before its
 command starts (the in-sandbox init writes to descriptors opened here), and they are removed
 when it has ended.
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.sandbox.limits import Limits
+from arena.sandbox.proctree import running
 
 CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
 """What the bots' cgroups use: memory and pids limits, a CPU quota, CPU time, freezing."""
@@ -93,7 +95,22 @@ def _place(found: Placement, controller: str, version: int, own: Path | None) ->
     except OSError as error:
         found.missing[controller] = f"cannot create {folder}: {error.strerror}"
         return
+    _remove_orphans(folder)
     found.folders[controller] = (version, folder)
+
+
+def _remove_orphans(folder: Path) -> None:
+    """Removes the empty bot cgroups in `folder` of arena processes that are gone (killed
+    before they could remove them). Only names this module makes, `<pid>-<n>`, are looked
+    at, and a cgroup still holding a process is never removed (rmdir refuses)."""
+    for child in folder.iterdir():
+        owner, _, number = child.name.partition("-")
+        if child.is_dir() and owner.isdigit() and number.isdigit() and not running(int(owner)):
+            try:
+                child.rmdir()
+            except OSError:
+                pass
+
 
 
 def _own_cgroups() -> dict[int, tuple[list[str], str]]:
@@ -238,11 +255,14 @@ class BotCgroups:
     def can_freeze(self) -> bool:
         return "freeze" in self._fds
 
-    def freeze(self) -> None:
-        """Stops every process of the bot; returns once all are stopped."""
+    def freeze(self, wait: bool = True) -> None:
+        """Stops every process of the bot; with `wait`, returns once all are stopped (else
+        at once: the kernel stops each as soon as it next enters or leaves the kernel)."""
         version = self.folders["freezer"][0]
         fd = self._fds["freeze"]
         os.write(fd, b"FROZEN" if version == 1 else b"1")
+        if not wait:
+            return
         deadline = time.monotonic() + _FREEZE_TIMEOUT
         while not self._frozen():
             if time.monotonic() > deadline:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Sequence
 
 from arena.sandbox.limits import Limits
+from arena.sandbox.proctree import running
 
 BOT_DIR = "/bot"
 """Where the bot's own folder appears inside the sandbox (its working directory)."""
@@ -43,6 +44,7 @@ configuration and certificates (Node.js reads openssl.cnf at start), the alterna
 (`java`, `node` may be one), the JVM's configuration. Copied into the arena's own folder;
 only what every user may read."""
 _MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_ETC_PREFIX = "arena-etc-"
 
 
 def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
@@ -102,7 +104,8 @@ def etc_folder() -> Path:
     """The sandbox's /etc: a private folder of this arena process (removed at its exit) with
     copies of the host's `ETC_ENTRIES` that every user may read, a hosts file naming only
     localhost, and empty passwd and group files over which each bot's own are mounted."""
-    top = Path(tempfile.mkdtemp(prefix="arena-etc-"))
+    _remove_orphan_etc_folders()
+    top = Path(tempfile.mkdtemp(prefix=f"{_ETC_PREFIX}{os.getpid()}-"))
     atexit.register(shutil.rmtree, top, True)
     etc = top / "etc"
     etc.mkdir(mode=0o755)
@@ -117,6 +120,20 @@ def etc_folder() -> Path:
         if not path.is_symlink():
             os.chmod(path, 0o755 if path.is_dir() else 0o644)
     return etc
+
+
+def _remove_orphan_etc_folders() -> None:
+    """Removes the /etc folders of arena processes that are gone (killed before their exit
+    handlers ran): only folders of this user named by `etc_folder`."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_ETC_PREFIX}*-*"):
+        owner = folder.name[len(_ETC_PREFIX):].partition("-")[0]
+        try:
+            mine = folder.lstat().st_uid == os.geteuid() and folder.is_dir()
+        except OSError:
+            continue
+        if mine and owner.isdigit() and not running(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+
 
 
 def _copy_public(source: Path, target: Path) -> None:

@@ -80,12 +80,14 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
         raise SandboxError(f"cannot make the bot's cgroups: {error}") from None
     uid = _allocate_uid() if os.geteuid() == 0 and not unsafe else None
     fds: list[int] = []   # handed to the sandbox; closed here once it has started
+    kept: list[int] = []  # the arena's ends, which the SandboxedProcess takes over
     try:
         # The arena holds the write end of this pipe for as long as the bot may live, and
         # nobody else does: the init in the sandbox sees its end close when the arena is gone.
         arena_pipe = os.pipe()
         status_pipe = os.pipe()   # the init reports the bot's end here
         fds += [arena_pipe[0], status_pipe[1]]
+        kept += [arena_pipe[1], status_pipe[0]]
         join_fds = groups.join_fds()
         fds += join_fds
         spec = {"rlimits": limits.rlimits(memory_cgroup=groups.memory), "uid": uid,
@@ -115,12 +117,16 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
                        + list(argv))
             cwd = None
             lib = mounts.LIB_DIR
-        return SandboxedProcess(command, _bot_env(env, lib, unsafe), cwd, uid,
-                                Path(log_path), log_cap_bytes, arena_pipe[1], status_pipe[0],
-                                groups, fds)
+        environment = _bot_env(env, lib, unsafe)
     except BaseException:
-        for fd in fds:
+        for fd in fds + kept:
             os.close(fd)
+        groups.remove()
+        raise
+    try:   # from here the SandboxedProcess closes the descriptors, whatever happens
+        return SandboxedProcess(command, environment, cwd, uid, Path(log_path), log_cap_bytes,
+                                arena_pipe[1], status_pipe[0], groups, fds)
+    except BaseException:
         groups.remove()
         raise
 
@@ -291,11 +297,12 @@ class SandboxedProcess:
         return self._status or {}
 
     # -- CPU fairness ----------------------------------------------------------------------
-    def freeze(self) -> None:
-        """Stops every process of the bot (its freezer cgroup, else SIGSTOP to each); returns
-        once they are stopped."""
+    def freeze(self, wait: bool = True) -> None:
+        """Stops every process of the bot (its freezer cgroup, else SIGSTOP to each). With
+        `wait` it returns once all are stopped; without, at once (each stops within moments,
+        at its next entry to or exit from the kernel; cheaper when called around every move)."""
         if self.cgroups.can_freeze:
-            self.cgroups.freeze()
+            self.cgroups.freeze(wait)
             return
         for pid in self.pids():
             try:

@@ -15,7 +15,7 @@ T = TypeVar("T")
 
 _RESERVE_SIZE = 8
 _reserve: list[int] = []
-_reserve_lock = threading.Lock()
+_reserve_lock = threading.RLock()   # a retried scan reads stat files through it again
 
 
 def _fill_reserve() -> None:
@@ -73,8 +73,7 @@ def running(pid: int) -> bool:
 
 
 def stat_fields(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, starttime) of a live, non-zombie process; None when gone or a zombie.
-    Raises OSError(EMFILE) when the arena is out of descriptors (see `processes`)."""
+    """(state, ppid, starttime) of a live, non-zombie process; None when gone or a zombie."""
     text = _read_stat(pid)
     if text is None:
         return None
@@ -96,6 +95,10 @@ def cpu_ticks(pid: int) -> int:
 
 
 def _read_stat(pid: int) -> str | None:
+    return _with_reserve(lambda: _read_stat_once(pid))
+
+
+def _read_stat_once(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as file:
             return file.read().decode(errors="replace")

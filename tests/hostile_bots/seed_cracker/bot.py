@@ -4,10 +4,14 @@ At its first decision of a match in seat 0 (ply 0, when the observation is exact
 starting view) it deals every candidate seed with the engine and compares. The candidates:
 seeds a person would type (0 .. TYPED), the deal seeds of the old unkeyed league scheme
 (sha256 of "arena-deal:LEAGUE:DEAL" for small league seeds), and those of its candidates
-whose old unkeyed seat hash equals its rng_seed. It logs `cracker: CRACKED seed S` for a
-hit, else `cracker: searched N candidates, found none`, then plays randomly.
+whose old unkeyed seat hash equals its rng_seed. It logs `cracker: RNG_SEED searched N
+candidates, found none`, or for a hit `cracker: RNG_SEED CRACKED seed S hands HANDS` with
+every seat's hand as that seed deals them: a claim a test can check against the real deal
+(a seat's first view is small, so some seed may show it by chance and be wrong about the
+rest). Then it plays randomly.
 """
 import hashlib
+import json
 import random
 import sys
 
@@ -36,16 +40,17 @@ def candidates() -> list[int]:
 
 
 def crack(game_id: str, players: int, options: dict, seat: int, observation: dict,
-          rng_seed: int) -> tuple[int | None, int]:
-    """(the seed whose deal shows exactly `observation` to `seat`, or None; candidates tried).
-    A seed whose old seat hash is `rng_seed` is tried first."""
+          rng_seed: int) -> tuple[int | None, dict | None, int]:
+    """(the first seed whose deal shows exactly `observation` to `seat`, or None; that deal's
+    setup; candidates tried). A seed whose old seat hash is `rng_seed` is tried first."""
     game = registry.get(game_id)
     seeds = candidates()
     seeds.sort(key=lambda seed: old_seat_seed(seed, seat) != rng_seed)
     for seed in seeds:
-        if game.new_state(players, options, seed=seed).observation(seat) == observation:
-            return seed, len(seeds)
-    return None, len(seeds)
+        state = game.new_state(players, options, seed=seed)
+        if state.observation(seat) == observation:
+            return seed, state.setup, len(seeds)
+    return None, None, len(seeds)
 
 
 class SeedCracker(Bot):
@@ -60,12 +65,14 @@ class SeedCracker(Bot):
         if self.first and match.seat == 0:
             options = registry.get(match.game).parse_options(
                 [f"{key}={value}" for key, value in match.options.items()])
-            seed, tried = crack(match.game, match.players, options, match.seat, observation,
-                                match.rng_seed)
+            seed, setup, tried = crack(match.game, match.players, options, match.seat,
+                                       observation, match.rng_seed)
             if seed is None:
-                print(f"cracker: searched {tried} candidates, found none", file=sys.stderr)
+                print(f"cracker: {match.rng_seed} searched {tried} candidates, found none",
+                      file=sys.stderr)
             else:
-                print(f"cracker: CRACKED seed {seed}", file=sys.stderr)
+                print(f"cracker: {match.rng_seed} CRACKED seed {seed} hands "
+                      f"{json.dumps(setup['hands'])}", file=sys.stderr)
             sys.stderr.flush()
         self.first = False
         return self.rng.choice(legal_moves)
