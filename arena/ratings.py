@@ -165,6 +165,10 @@ def pairwise_results(outcomes: Iterable[Outcome]) -> PairwiseResults:
 
 # -- maximum-likelihood fit -------------------------------------------------------------------
 
+LOS_RESOLUTION = 1e-9
+"""Relative size below which two ratings count as equal for LOS (float noise of the fit)."""
+
+
 @dataclass(frozen=True)
 class EloFit:
     """Maximum-likelihood Elo ratings with their covariance, on an anchored scale."""
@@ -194,8 +198,14 @@ class EloFit:
         var = self.covariance[i, i] + self.covariance[j, j] - 2 * self.covariance[i, j]
         if math.isnan(var):
             return math.nan
+        # Equal ratings come out of the fit a few ulps apart: a difference too small for the
+        # ratings' own float resolution is no difference (50%, not 0% or 100% from noise).
+        resolution = LOS_RESOLUTION * max(1.0, abs(self.elo[i]), abs(self.elo[j]),
+                                          math.sqrt(max(var, 0.0)))
+        if abs(diff) <= resolution:
+            return 0.5
         if var <= 1e-12:
-            return 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5
+            return 1.0 if diff > 0 else 0.0
         return NormalDist().cdf(diff / math.sqrt(var))
 
 

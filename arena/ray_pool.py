@@ -1,34 +1,37 @@
-"""Leagues on a Ray cluster: the executor that takes a league past one machine.
+"""Leagues on a Ray cluster: the Ray transport of the league Dispatcher (arena.workers).
 
-`RayPool` is an `arena.workers.Executor`, like `ProcessPool`, with Ray in place of local worker
-processes: one Ray actor per worker, each holding its own `SeatSource` (its pool of sandboxed
-bot processes) for the whole run and playing matches with `play_spec`, exactly as a local
-worker does. The league process stays the only writer of the database: actors return
-`FinishedMatch`es and the parent commits each one, so resume and determinism work unchanged.
+`RayPool` deals matches exactly as the local `ProcessPool` does (same Dispatcher: look-ahead,
+restarts, replay of unfinished matches), with Ray actors in place of local worker processes:
+one actor per worker, each holding its own `SeatSource` (its pool of sandboxed bot processes)
+for the whole run and playing matches with `play_spec`. The league process stays the only
+writer of the database: actors return `FinishedMatch`es and the parent commits each one, so
+resume and determinism work unchanged.
 
-Each actor is kept at most `AHEAD` matches ahead (one playing, one waiting), so fast actors take
-more matches and a stopped league loses at most that many per actor. An actor that dies (its
-node lost, killed, out of memory) is replaced and its unfinished matches are played again.
-
-Cluster: with no address, Ray starts a local instance for the run (all cores of this machine)
-and stops it after; with `--ray-address` (or RAY_ADDRESS) the league joins a running cluster.
-Every node must have Arena installed and bubblewrap, and the bot folders at the same absolute
-paths as on the machine that runs the league (bot versions are checked on every node).
+Cluster: with no `--ray-address`, Arena starts a Ray instance of its own for the run
+(`address="local"`: never a cluster another program started on this machine, whatever Ray's
+current-cluster file or RAY_ADDRESS say) and stops it after. With `--ray-address HOST:PORT` the
+league joins that running cluster. Every node must have Arena installed and bubblewrap, and
+the bot folders at the same absolute paths as on the machine that runs the league (bot
+versions are checked on every node). Each worker needs one CPU of the cluster: a league asking
+for more workers than the cluster has CPUs is refused at start, never left waiting.
 """
 from __future__ import annotations
 
 import logging
+import os
 import socket
-import sys
-from typing import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 from arena.league_config import LeagueError, RunPlan
-from arena.workers import Executor, SeatSource, play_spec
 from arena.schedule import MatchSpec
 from arena.store import FinishedMatch
+from arena.workers import Died, Dispatcher, Done, SeatSource, Transport, play_spec
 
-AHEAD = 2
-MAX_RESTARTS = 5
+log = logging.getLogger(__name__)
+
+STALL_NOTE_SECONDS = 60.0
+"""After this long without a finished match, say what the cluster is short of."""
 
 
 def _ray():
@@ -40,10 +43,10 @@ def _ray():
     return ray
 
 
-def _check_reachable(address: str | None) -> None:
+def _check_reachable(address: str) -> None:
     """Ray waits minutes for an address that does not answer: fail fast on a plain
     HOST:PORT that refuses or times out."""
-    if not address or "://" in address or address == "auto":
+    if "://" in address or address == "auto":
         return
     host, _, port = address.rpartition(":")
     try:
@@ -54,6 +57,40 @@ def _check_reachable(address: str | None) -> None:
                           "(HOST:PORT of the cluster's head node)") from None
 
 
+def _local_token() -> str | None:
+    """The Ray auth token this process would send, where Ray looks for one."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return os.environ["RAY_AUTH_TOKEN"].strip()
+    path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _check_token(address: str) -> None:
+    """A cluster with token authentication refuses a driver without its token, but Ray says
+    only "cannot connect" after 20 s of retries: ask the cluster's GCS once, with the token
+    Ray would send, and name the token if it is refused."""
+    if "://" in address or address == "auto":
+        return
+    import grpc   # an Arena dependency anyway (the bot protocol)
+    token = _local_token()
+    metadata = [("authorization", f"Bearer {token}")] if token else []
+    with grpc.insecure_channel(address) as channel:
+        ask = channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetClusterId",
+                                  request_serializer=None, response_deserializer=None)
+        try:
+            ask(b"", timeout=5, metadata=metadata)
+        except grpc.RpcError as error:
+            if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+                raise LeagueError(
+                    f"the Ray cluster at {address} needs its auth token"
+                    f"{' (the one found here is refused)' if token else ''}: set "
+                    "RAY_AUTH_TOKEN to the cluster's token (or put it in ~/.ray/auth_token) "
+                    "and run again") from None
+
+
 class LeagueWorker:
     """What runs in one Ray actor: a worker's bots and the matches handed to it."""
 
@@ -62,6 +99,10 @@ class LeagueWorker:
         self.index = index
         self.source = SeatSource(plan)
 
+    def pid(self) -> int:
+        """The actor's process id (for tests that kill their own actors)."""
+        return os.getpid()
+
     def play(self, spec: MatchSpec) -> FinishedMatch:
         return play_spec(self.source, self.plan, spec, self.index)
 
@@ -69,100 +110,128 @@ class LeagueWorker:
         self.source.close()
 
 
-class RayPool(Executor):
+class RayPool(Dispatcher):
     """Matches on Ray actors, `workers` of them (default: the cluster's CPUs)."""
 
-    def __init__(self, workers: int | None = None, address: str | None = None):
-        if workers is not None and workers < 1:
-            raise LeagueError(f"--workers must be at least 1, not {workers}")
-        self.workers = workers
+    def __init__(self, workers: int | None = None, address: str | None = None,
+                 quiet: bool = False):
+        super().__init__(workers)
         self.address = address
-        self.restarts = 0
+        self.quiet = quiet
         self._started_ray = False
 
     def connect(self, *, stay: bool = False) -> None:
-        """Joins the cluster (or starts a local one); LeagueError in one line if it cannot.
-        Called before a league folder is created, so a bad address creates nothing.
+        """Joins the cluster (or starts Arena's own); LeagueError in one line if it cannot,
+        or if it has fewer CPUs than workers asked. Called before a league folder is
+        created, so a bad address creates nothing.
 
         `stay`: keep Ray up after each run (a service runs many; Ray stops at exit), rather
         than stopping a local instance this pool started when its run ends."""
         ray = _ray()
         if ray.is_initialized():
             return
-        _check_reachable(self.address)
+        if self.address:
+            _check_reachable(self.address)
+            _check_token(self.address)
+        self._init(ray)
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        where = f"the Ray cluster at {self.address}" if self.address else "this machine"
+        if cpus < 1 or (self.workers or 1) > cpus:
+            self.shutdown()   # a worker that cannot get a CPU would wait forever: say so now
+            if cpus < 1:
+                raise LeagueError(f"{where} offers no CPU to Ray: each league worker needs "
+                                  "one (start the cluster's nodes with CPUs)")
+            raise LeagueError(f"--workers {self.workers} but {where} has {cpus} CPUs for Ray "
+                              f"(each worker needs one): give --workers {cpus} or fewer, or "
+                              "leave --workers out")
+        if stay:
+            self._started_ray = False   # no run stops it
+
+    def _init(self, ray) -> None:
+        if self.address is None:
+            # Ray would otherwise read RAY_ADDRESS in the actors it starts for us.
+            os.environ.pop("RAY_ADDRESS", None)
+        if self.quiet:   # Ray's own start-up lines (its loggers are set up by ray.init)
+            for name in ("ray", "ray._private", "ray.worker"):
+                logging.getLogger(name).setLevel(logging.ERROR)
         try:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.ERROR, configure_logging=False)
+            ray.init(address=self.address or "local", include_dashboard=False,
+                     log_to_driver=False, configure_logging=False,
+                     logging_level=logging.ERROR if self.quiet else logging.WARNING)
+        except ray.exceptions.AuthenticationError:
+            raise LeagueError(f"the Ray cluster at {self.address} needs its auth token: set "
+                              "RAY_AUTH_TOKEN to the cluster's token and run again") from None
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise LeagueError(f"cannot reach the Ray cluster at {self.address}: {error}; "
-                              "check --ray-address (or RAY_ADDRESS)") from None
-        self._started_ray = not stay
+                              "check --ray-address") from None
+        self._started_ray = True
+        log.info("Ray: %s, %d CPUs", f"joined {self.address}" if self.address
+                 else "started a local instance", ray.cluster_resources().get("CPU", 0))
 
-    def run(self, plan: RunPlan, specs: Sequence[MatchSpec]) -> Iterator[FinishedMatch]:
-        if not specs:
-            return
+    def shutdown(self) -> None:
+        if self._started_ray:
+            _ray().shutdown()
+            self._started_ray = False
+
+    def open(self, plan: RunPlan) -> tuple[Transport, int]:
         self.connect()
         ray = _ray()
+        count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        return RayTransport(ray, plan, on_close=self.shutdown), count
+
+
+class RayTransport(Transport):
+    """One Ray actor per worker; a handed match is a pending `play` call."""
+
+    noun = "Ray league worker"
+
+    def __init__(self, ray, plan: RunPlan, on_close):
+        self.ray = ray
+        self.plan = plan
+        self.on_close = on_close
         # Sync actors run their calls one at a time on one thread that lives as long as the
         # actor: the bot processes it starts live as long as the actor (sandbox rule).
-        actor_class = ray.remote(num_cpus=1, max_restarts=0)(LeagueWorker)
-        count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        todo = list(reversed(specs))   # pop() from the end keeps schedule order
-        actors = {index: actor_class.remote(plan, index) for index in range(min(count,
-                                                                              len(specs)))}
-        in_flight: dict = {}   # ObjectRef -> (actor index, spec)
+        self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(LeagueWorker)
+        self.actors: dict[int, Any] = {}
+        self.in_flight: dict[Any, tuple[int, MatchSpec]] = {}   # ObjectRef -> (worker, spec)
+        self.pids: dict[int, Any] = {}   # worker -> ObjectRef of its pid, until logged
+
+    def start(self, index: int) -> None:
+        self.actors[index] = self.actor_class.remote(self.plan, index)
+        self.pids[index] = self.actors[index].pid.remote()   # answered before any match
+
+    def hand(self, index: int, spec: MatchSpec) -> None:
+        self.in_flight[self.actors[index].play.remote(spec)] = (index, spec)
+
+    def next_event(self) -> Done | Died:
+        ray = self.ray
+        while True:
+            ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=STALL_NOTE_SECONDS)
+            if ready:
+                break
+            log.warning("no match finished in %.0f s; Ray has %s CPUs free of %s",
+                        STALL_NOTE_SECONDS, ray.available_resources().get("CPU", 0),
+                        ray.cluster_resources().get("CPU", 0))
+        index, _spec = self.in_flight.pop(ready[0])
         try:
-            for index in actors:
-                for _ in range(AHEAD):
-                    self._hand(actors, index, todo, in_flight)
-            while in_flight:
-                [ref], _ = ray.wait(list(in_flight), num_returns=1)
-                index, spec = in_flight.pop(ref)
-                try:
-                    finished = ray.get(ref)
-                except ray.exceptions.RayActorError as error:
-                    actors[index] = self._replace(ray, actor_class, plan, index, spec,
-                                                  in_flight, todo, error)
-                    for _ in range(AHEAD - self._held(index, in_flight)):
-                        self._hand(actors, index, todo, in_flight)
-                    continue
-                except ray.exceptions.RayTaskError as error:
-                    cause = error.as_instanceof_cause()
-                    if isinstance(cause, LeagueError):
-                        raise LeagueError(str(cause).splitlines()[-1]) from None
-                    raise
-                self._hand(actors, index, todo, in_flight)
-                yield finished
+            finished = ray.get(ready[0])
+            if index in self.pids:
+                log.info("%s %d is pid %d", self.noun, index, ray.get(self.pids.pop(index)))
+            return Done(index, finished)
+        except ray.exceptions.RayActorError as error:
+            for ref, (held, _) in list(self.in_flight.items()):
+                if held == index:   # the dead actor's other calls fail too: forget them now
+                    del self.in_flight[ref]
+            return Died(index, str(error).splitlines()[0] if str(error) else "actor died")
+        except ray.exceptions.RayTaskError as error:
+            cause = error.as_instanceof_cause()
+            if isinstance(cause, LeagueError):
+                raise LeagueError(str(cause).splitlines()[-1]) from None
+            raise
+
+    def close(self, at_once: bool) -> None:
+        try:
+            for actor in self.actors.values():
+                self.ray.kill(actor)   # ends the actor's process, and its bots with it
         finally:
-            for actor in actors.values():
-                ray.kill(actor)   # ends the actor's process, and its bots with it
-            if self._started_ray:
-                ray.shutdown()
-                self._started_ray = False
-
-    @staticmethod
-    def _hand(actors: dict, index: int, todo: list, in_flight: dict) -> None:
-        if todo:
-            spec = todo.pop()
-            in_flight[actors[index].play.remote(spec)] = (index, spec)
-
-    @staticmethod
-    def _held(index: int, in_flight: dict) -> int:
-        return sum(1 for held, _ in in_flight.values() if held == index)
-
-    def _replace(self, ray, actor_class, plan: RunPlan, index: int, spec: MatchSpec,
-                 in_flight: dict, todo: list, error: Exception):
-        """A new actor in place of a dead one; its unfinished matches go back to `todo`."""
-        self.restarts += 1
-        if self.restarts > MAX_RESTARTS:
-            raise LeagueError(f"Ray league workers died {self.restarts} times (the last: "
-                              f"{error}): finished matches are stored; resume the league")
-        lost = [spec]
-        for ref, (held, held_spec) in list(in_flight.items()):
-            if held == index:   # the dead actor's other matches fail too: take them back now
-                del in_flight[ref]
-                lost.append(held_spec)
-        todo.extend(sorted(lost, key=lambda lost_spec: lost_spec.order, reverse=True))
-        print(f"arena: Ray league worker {index} died; playing its {len(lost)} unfinished "
-              "matches again", file=sys.stderr)
-        return actor_class.remote(plan, index)
+            self.on_close()

@@ -193,10 +193,13 @@ class Store:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            conn.execute("INSERT INTO arena_marker VALUES (?, ?)", (APP, SCHEMA_VERSION))
-            conn.execute("INSERT INTO league VALUES (1, ?, ?, ?, ?)",
+            conn.execute("INSERT INTO arena_marker (app, schema_version) VALUES (?, ?)",
+                         (APP, SCHEMA_VERSION))
+            conn.execute("INSERT INTO league (id, name, config, planned, created) "
+                         "VALUES (1, ?, ?, ?, ?)",
                          (name, json.dumps(config, sort_keys=True), planned, time.time()))
-            conn.executemany("INSERT INTO bots VALUES (?, ?, ?, ?)",
+            conn.executemany("INSERT INTO bots (name, version, source, games) "
+                             "VALUES (?, ?, ?, ?)",
                              [(bot.name, bot.version, bot.source, json.dumps(list(bot.games)))
                               for bot in bots])
             conn.execute("INSERT INTO secrets VALUES ('league_key', ?)", (key.hex(),))
@@ -277,15 +280,18 @@ class Store:
         labels = {bot.name: bot.label for bot in self.bots_by_name().values()}
         result = record["result"]
         forfeit = result.get("forfeit") or {}
-        row = (spec.id, spec.order, spec.deal, spec.seed,
-               json.dumps([labels[name] for name in spec.seats]),
-               json.dumps(result["scores"]), json.dumps(result["ranks"]), result["end"],
-               forfeit.get("seat"), forfeit.get("reason"),
-               json.dumps(record, separators=(",", ":")), finished.started, finished.seconds,
-               finished.worker, time.time())
+        row = {"id": spec.id, "ord": spec.order, "deal": spec.deal, "seed": spec.seed,
+               "bots": json.dumps([labels[name] for name in spec.seats]),
+               "scores": json.dumps(result["scores"]), "ranks": json.dumps(result["ranks"]),
+               "end_kind": result["end"], "forfeit_seat": forfeit.get("seat"),
+               "forfeit_reason": forfeit.get("reason"),
+               "record": json.dumps(record, separators=(",", ":")),
+               "started": finished.started, "seconds": finished.seconds,
+               "worker": finished.worker, "stored": time.time()}
         try:
             self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute(f"INSERT INTO matches VALUES ({', '.join('?' * len(row))})", row)
+            self.conn.execute(f"INSERT INTO matches ({', '.join(row)}) "
+                              f"VALUES ({', '.join(':' + column for column in row)})", row)
             self.conn.execute("COMMIT")
         except sqlite3.IntegrityError:
             self.conn.execute("ROLLBACK")
@@ -295,7 +301,7 @@ class Store:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
-        return _outcome(*row[:10])
+        return _outcome(**{column: row[column] for column in OUTCOME_COLUMNS})
 
     def bots_by_name(self) -> dict[str, BotEntry]:
         if self._bots is None:
@@ -353,13 +359,13 @@ def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
         with conn:   # one read transaction: the config and the matches of one moment
             conn.execute("BEGIN")
             config = json.loads(conn.execute("SELECT config FROM league").fetchone()[0])
-            rows = conn.execute("SELECT id, ord, deal, seed, bots, scores, ranks, end_kind, "
-                                "forfeit_seat FROM matches ORDER BY ord").fetchall()
+            rows = conn.execute(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM matches "
+                                "ORDER BY ord").fetchall()
     except sqlite3.Error as error:
         raise StoreError(f"cannot read the league database {path}: {error}") from None
     finally:
         conn.close()
-    return config, [_outcome(*row) for row in rows]
+    return config, [_outcome(**dict(zip(OUTCOME_COLUMNS, row))) for row in rows]
 
 
 def read_outcomes(league: str | os.PathLike) -> list[Outcome]:
@@ -367,10 +373,14 @@ def read_outcomes(league: str | os.PathLike) -> list[Outcome]:
     return read_league(league)[1]
 
 
-def _outcome(match_id: str, order: int, deal: str, _seed: int, bots: str, scores: str,
-             ranks: str, _end: str, forfeit_seat: int | None, *_rest: Any) -> Outcome:
-    """An Outcome from the leading columns of a `matches` row."""
-    return Outcome(match_id=match_id, order=order, bots=tuple(json.loads(bots)),
+OUTCOME_COLUMNS = ("id", "ord", "deal", "bots", "scores", "ranks", "forfeit_seat")
+"""The columns of `matches` that make a ratings Outcome."""
+
+
+def _outcome(*, id: str, ord: int, deal: str, bots: str, scores: str, ranks: str,
+             forfeit_seat: int | None) -> Outcome:
+    """An Outcome from the OUTCOME_COLUMNS of a `matches` row, by name."""
+    return Outcome(match_id=id, order=ord, bots=tuple(json.loads(bots)),
                    ranks=tuple(json.loads(ranks)),
                    scores=tuple(float(score) for score in json.loads(scores)),
                    deal=deal, forfeit_seat=forfeit_seat)

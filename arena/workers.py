@@ -10,6 +10,7 @@ with `fresh_bots`); another executor (Ray actors, arena.ray_pool) only needs to 
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import pickle
 import queue
@@ -22,7 +23,7 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
 
@@ -33,6 +34,8 @@ from arena.league_config import LeagueError, RunPlan
 from arena.match import Seat, StrategySeat, play_match
 from arena.schedule import MatchSpec
 from arena.store import FinishedMatch
+
+log = logging.getLogger(__name__)
 
 _ARENA_ROOT = str(Path(__file__).resolve().parent.parent)
 """The folder holding the `arena` package this process imported: the workers import it too."""
@@ -90,7 +93,7 @@ def play_spec(source: SeatSource, plan: RunPlan, spec: MatchSpec, worker: int) -
                          worker=worker)
 
 
-# -- executors ----------------------------------------------------------------------------------
+# -- executors: one dispatcher, thin transports ---------------------------------------------
 
 class Executor(ABC):
     """Runs match specs somewhere and yields them finished, in any order."""
@@ -102,6 +105,117 @@ class Executor(ABC):
         Closing the iterator early (Ctrl-C) stops the matches in flight and loses them.
         """
 
+
+@dataclass(frozen=True)
+class Done:
+    """A worker finished a match."""
+
+    worker: int
+    match: FinishedMatch
+
+
+@dataclass(frozen=True)
+class Died:
+    """A worker is gone (killed, out of memory, its node lost); `why` says how if known."""
+
+    worker: int
+    why: str
+
+
+class Transport(ABC):
+    """How a Dispatcher reaches its workers: start one, hand it a spec, hear what happened.
+
+    A transport knows nothing of look-ahead, restarts or the schedule; the Dispatcher does.
+    """
+
+    noun = "league worker"
+    """What a worker is called in messages."""
+
+    @abstractmethod
+    def start(self, index: int) -> None:
+        """Starts worker `index` (again, after it died)."""
+
+    @abstractmethod
+    def hand(self, index: int, spec: MatchSpec) -> None:
+        """Queues one match on worker `index`; a dead worker is reported by next_event."""
+
+    @abstractmethod
+    def next_event(self) -> Done | Died:
+        """Waits for the next thing a worker did; LeagueError when a worker reports one."""
+
+    @abstractmethod
+    def close(self, at_once: bool) -> None:
+        """Ends every worker: after their matches, or `at_once` (dropping matches in flight)."""
+
+
+class Dispatcher(Executor):
+    """Deals a league's matches to workers over a Transport, the same for local and Ray.
+
+    Each worker holds at most AHEAD specs (one playing, one waiting), so a fast worker takes
+    more matches than a slow one and a stopped league loses at most AHEAD per worker. A worker
+    that dies is started again and replays the matches it held, at most MAX_RESTARTS times.
+    """
+
+    AHEAD = 2
+    MAX_RESTARTS = 5
+
+    def __init__(self, workers: int | None):
+        if workers is not None and workers < 1:
+            raise LeagueError(f"--workers must be at least 1, not {workers}")
+        self.workers = workers
+        self.restarts = 0
+
+    @abstractmethod
+    def open(self, plan: RunPlan) -> tuple[Transport, int]:
+        """A transport for this run and how many workers it can run at once."""
+
+    def run(self, plan: RunPlan, specs: Sequence[MatchSpec]) -> Iterator[FinishedMatch]:
+        if not specs:
+            return
+        transport, count = self.open(plan)
+        todo = list(reversed(specs))   # pop() from the end keeps schedule order
+        handed: dict[int, list[MatchSpec]] = {index: [] for index in range(min(count,
+                                                                               len(specs)))}
+        try:
+            for index in handed:
+                transport.start(index)
+                self._fill(transport, index, handed[index], todo)
+            while any(handed.values()):
+                event = transport.next_event()
+                held = handed[event.worker]
+                if isinstance(event, Died):
+                    if held:   # else it ended after its last match, as it should
+                        self._restart(transport, event, held, todo)
+                        self._fill(transport, event.worker, held, todo)
+                    continue
+                held.remove(event.match.spec)
+                self._fill(transport, event.worker, held, todo)
+                yield event.match
+        finally:
+            transport.close(at_once=any(handed.values()))
+
+    def _fill(self, transport: Transport, index: int, held: list[MatchSpec],
+              todo: list[MatchSpec]) -> None:
+        while todo and len(held) < self.AHEAD:
+            held.append(todo.pop())
+            transport.hand(index, held[-1])
+
+    def _restart(self, transport: Transport, died: Died, held: list[MatchSpec],
+                 todo: list[MatchSpec]) -> None:
+        """Starts a dead worker again; the matches it held go first back into `todo`."""
+        self.restarts += 1
+        if self.restarts > self.MAX_RESTARTS:
+            raise LeagueError(
+                f"{transport.noun}s died {self.restarts} times (the last: {died.why}): "
+                "finished matches are stored; see the messages above, then resume the league")
+        log.warning("%s %d died (%s); playing its %d unfinished matches again",
+                    transport.noun, died.worker, died.why, len(held))
+        todo.extend(sorted(held, key=lambda spec: spec.order, reverse=True))
+        held.clear()
+        transport.start(died.worker)
+
+
+# -- the local transport: worker processes over pipes -------------------------------------------
 
 # Worker <-> parent messages are pickled frames behind a 4-byte length, over the worker's
 # stdin (plan, then specs, then None) and a private copy of its stdout (results).
@@ -178,86 +292,25 @@ def worker_main() -> None:
         source.close()
 
 
-@dataclass
-class _Worker:
-    """The parent's handle on one worker process and the specs it was handed."""
-
-    index: int
-    process: subprocess.Popen
-    handed: list[MatchSpec] = field(default_factory=list)
-
-
-class ProcessPool(Executor):
-    """Local worker processes, each with its own bot host; matches go to whichever is free.
-
-    Each worker holds at most two specs (one playing, one waiting), so a fast worker takes
-    more matches than a slow one and a killed league loses at most two per worker. A worker
-    that dies is replaced and its specs are played again by the new one.
-    """
-
-    AHEAD = 2
-    MAX_RESTARTS = 5
-    """Workers that die (killed, out of memory) are replaced this many times per run."""
+class ProcessPool(Dispatcher):
+    """Local worker processes, each with its own bot host; matches go to whichever is free."""
 
     def __init__(self, workers: int):
-        if workers < 1:
-            raise LeagueError(f"--workers must be at least 1, not {workers}")
-        self.workers = workers
-        self.restarts = 0
+        super().__init__(workers)
 
-    def run(self, plan: RunPlan, specs: Sequence[MatchSpec]) -> Iterator[FinishedMatch]:
-        if not specs:
-            return
-        todo = list(reversed(specs))   # pop() from the end keeps schedule order
-        inbox: queue.SimpleQueue = queue.SimpleQueue()
-        workers = [self._start(index, plan, inbox) for index in range(min(self.workers,
-                                                                          len(specs)))]
-        pending = len(specs)
-        try:
-            for worker in workers:
-                for _ in range(self.AHEAD):
-                    self._hand(worker, todo)
-            while pending:
-                index, message = inbox.get()
-                worker = workers[index]
-                if message is None:
-                    if worker.handed:   # it died mid-match: a new one plays its matches
-                        workers[index] = self._replace(worker, plan, inbox, todo)
-                    continue
-                kind, payload = message
-                if kind == "error":
-                    raise LeagueError(payload)
-                if kind != "done":
-                    raise RuntimeError(f"league worker {index} failed:\n{payload}")
-                worker.handed.remove(payload.spec)
-                pending -= 1
-                self._hand(worker, todo)
-                yield payload
-        finally:
-            for worker in workers:
-                _stop(worker.process, at_once=pending > 0)
+    def open(self, plan: RunPlan) -> tuple[Transport, int]:
+        return LocalTransport(plan), self.workers
 
-    def _replace(self, dead: _Worker, plan: RunPlan, inbox: queue.SimpleQueue,
-                 todo: list[MatchSpec]) -> _Worker:
-        """A new worker in place of one that died, handed the matches the dead one held."""
-        code = dead.process.wait()
-        status = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-        self.restarts += 1
-        if self.restarts > self.MAX_RESTARTS:
-            raise LeagueError(
-                f"league workers died {self.restarts} times (the last: {status}): "
-                "finished matches are stored; see the messages above, then "
-                "resume the league")
-        print(f"arena: league worker {dead.index} died ({status}); "
-              f"playing its {len(dead.handed)} unfinished matches again", file=sys.stderr)
-        todo.extend(reversed(dead.handed))   # next out of `todo`, in schedule order
-        worker = self._start(dead.index, plan, inbox)
-        for _ in range(self.AHEAD):
-            self._hand(worker, todo)
-        return worker
 
-    @staticmethod
-    def _start(index: int, plan: RunPlan, inbox: queue.SimpleQueue) -> _Worker:
+class LocalTransport(Transport):
+    """Worker processes (`worker_main`) on this machine, fed over their stdin."""
+
+    def __init__(self, plan: RunPlan):
+        self.plan = plan
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()   # (index, message or None)
+        self.processes: dict[int, subprocess.Popen] = {}
+
+    def start(self, index: int) -> None:
         # -P: the current folder stays off sys.path (a folder named `arena` there would be
         # imported instead); the worker imports the arena this process imported.
         process = subprocess.Popen(
@@ -267,22 +320,36 @@ class ProcessPool(Executor):
                  "PYTHONPATH": os.pathsep.join(filter(None, (
                      _ARENA_ROOT, os.environ.get("PYTHONPATH", ""))))},
             start_new_session=True)   # Ctrl-C reaches the parent only, which stops them
-        try:
-            _send(process.stdin, (index, plan))
-        except OSError:
-            pass   # it died at once; its reader reports it
-        threading.Thread(target=_read_results, args=(index, process.stdout, inbox),
+        self.processes[index] = process
+        log.info("league worker %d started (pid %d)", index, process.pid)
+        self._send(process, (index, self.plan))
+        threading.Thread(target=_read_results, args=(index, process.stdout, self.inbox),
                          name=f"arena-league-worker-{index}", daemon=True).start()
-        return _Worker(index, process)
+
+    def hand(self, index: int, spec: MatchSpec) -> None:
+        self._send(self.processes[index], spec)
+
+    def next_event(self) -> Done | Died:
+        index, message = self.inbox.get()
+        if message is None:
+            code = self.processes[index].wait()
+            return Died(index, f"killed by signal {-code}" if code < 0 else f"exit status {code}")
+        kind, payload = message
+        if kind == "error":
+            raise LeagueError(payload)
+        if kind != "done":
+            raise RuntimeError(f"league worker {index} failed:\n{payload}")
+        return Done(index, payload)
+
+    def close(self, at_once: bool) -> None:
+        for process in self.processes.values():
+            _stop(process, at_once)
 
     @staticmethod
-    def _hand(worker: _Worker, todo: list[MatchSpec]) -> None:
-        spec = todo.pop() if todo else None
-        if spec is not None:
-            worker.handed.append(spec)
+    def _send(process: subprocess.Popen, message: Any) -> None:
         try:
-            _send(worker.process.stdin, spec)
-        except (BrokenPipeError, OSError):
+            _send(process.stdin, message)
+        except OSError:   # BrokenPipeError included
             pass   # the worker is gone; its reader reports it
 
 

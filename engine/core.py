@@ -115,6 +115,12 @@ class Game(ABC):
         """The rules this engine plays, e.g. `mandala/1`: stored in records and leagues."""
         return f"{self.id}/{self.rules_version}"
 
+    @abstractmethod
+    def max_plies(self, players: int, options: Mapping[str, Any]) -> int:
+        """An upper bound on the plies (moves and chance outcomes) of any match with these
+        (resolved) options, however it is played: derived from the rules, so a game that
+        runs past it is an engine bug. The conformance suite checks random games against it."""
+
     # -- options ----------------------------------------------------------------------------
     def option(self, key: str) -> Option:
         """The option named `key`; InvalidOptionError naming the game's options if none."""

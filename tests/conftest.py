@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import random
 import tempfile
 
 import pytest
@@ -23,3 +24,23 @@ def host():
         pytest.skip("bubblewrap cannot run here")
     with BotHost() as bot_host:
         yield bot_host
+
+
+@pytest.fixture
+def kill_rng(request) -> random.Random:
+    """Random moments (kill points) for one test, from a seed printed with the test's output
+    (pytest shows it when the test fails); rerun one with ARENA_TEST_SEED=<seed>."""
+    seed = int(os.environ.get("ARENA_TEST_SEED") or random.SystemRandom().randrange(2**32))
+    print(f"{request.node.name}: random kill points from ARENA_TEST_SEED={seed}")
+    return random.Random(seed)
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--scale", default=None, metavar="X",
+                     help="Play X times the property tests' game counts (tests/sizes.py; "
+                          "same as ARENA_TEST_SCALE=X).")
+
+
+def pytest_configure(config) -> None:
+    if config.getoption("--scale") is not None:
+        os.environ["ARENA_TEST_SCALE"] = config.getoption("--scale")

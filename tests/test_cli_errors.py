@@ -11,7 +11,7 @@ ARENA = [sys.executable, "-c", "from arena.cli import main; main(prog_name='aren
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--bogus"], "No such option '--bogus' (see `arena --help`)"),
+    (["--zzz"], "No such option '--zzz' (see `arena --help`)"),
     (["nosuch"], "No such command 'nosuch' (see `arena --help`)"),
     (["play", "mandala", "--seed", "x"], "'x' is not a valid integer (see `arena play --help`)"),
     (["verify", "--bogus"], "No such option '--bogus' (see `arena verify --help`)"),

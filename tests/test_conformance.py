@@ -19,12 +19,14 @@ import sys
 import pytest
 
 from engine import records, registry
+from hidden_info import VARIANTS
+from sizes import scaled
 from engine.core import (CHANCE, GameNotOverError, IllegalMoveError, InvalidSetupError,
                          State)
 
-MAX_PLIES = 20_000          # far above any real game; a game still running there never ends
 GAMES_PER_GAME = 300        # random games per game for the cheap checks, split over counts
 CAREFUL_GAMES = 8           # games per configuration for the costly per-ply checks
+LEAK_GAMES = 40             # games per configuration for the hidden-information check
 
 
 CONFIGURATIONS = [(game_id, players) for game_id, game in registry.games().items()
@@ -44,8 +46,9 @@ def play_random(state: State, seed: int, visit=None) -> list[list]:
     """
     rng = random.Random(seed)
     moves: list[list] = []
+    longest = state.game.max_plies(state.players, state.options)   # the game's own bound
     while not state.is_over():
-        assert len(moves) < MAX_PLIES, f"no end after {MAX_PLIES} plies"
+        assert len(moves) < longest, f"no end within the declared {longest} plies"
         if visit:
             visit(state)
         mover = state.to_move()
@@ -286,6 +289,42 @@ def test_every_seat_sees_a_json_observation_at_every_ply(game_id, players):
 
     for seed in range(CAREFUL_GAMES * 3):
         play_random(game.new_state(players, seed=seed), seed, check)
+
+
+def replay_states(game, players: int, setup: dict, moves: list[str]) -> list[State]:
+    """The states along `moves` from `setup`, the first and the last included."""
+    state = game.new_state(players, setup=setup)
+    states = [state.clone()]
+    for move in moves:
+        state.apply(move)
+        states.append(state.clone())
+    return states
+
+
+@parametrize_configs
+def test_no_seat_sees_what_is_hidden_from_it(game_id, players):
+    """Two games that differ only in what a seat cannot see (the game's declaration in
+    tests/hidden_info.py) look the same to that seat at every ply."""
+    assert game_id in VARIANTS, f"{game_id} declares no hidden information in hidden_info.py"
+    game, variant_of = registry.get(game_id), VARIANTS[game_id]
+    rng = random.Random(players)
+    compared = differed = 0
+    for seed in range(scaled(LEAK_GAMES)):
+        state = game.new_state(players, seed=seed)
+        moves = [move for _, move in play_random(state.clone(), seed)]
+        original = replay_states(game, players, state.setup, moves)
+        for observer in range(players):
+            # Short prefixes half the time: more of the deal is still hidden early on.
+            plies = rng.randrange(0, rng.choice((len(moves), 30)) + 1)
+            setup, variant_moves = variant_of(original[:plies + 1], moves[:plies], observer,
+                                              rng)
+            variant = replay_states(game, players, setup, variant_moves)
+            compared += 1
+            differed += (setup, variant_moves) != (state.setup, moves[:plies])
+            for ply, (seen, twin) in enumerate(zip(original, variant)):
+                assert seen.observation(observer) == twin.observation(observer), \
+                    f"seed {seed}: seat {observer} sees a difference at ply {ply}"
+    assert differed > compared // 2, "the variants hardly ever hid anything: the test tests nothing"
 
 
 @parametrize_configs

@@ -214,12 +214,13 @@ def test_match_over_reaches_every_seat_before_the_arena_closes(tmp_path):
 
 def test_a_bot_spinning_in_setsid_children_takes_no_cpu_from_its_opponent(tmp_path):
     # The thief's 30 children spin in sessions of their own, yet while the fixed-work bot
-    # thinks they get no CPU at all (the thief is frozen), and
-    # its moves take as long as against a quiet bot. It never forfeits (victim_moves would
-    # raise).
+    # thinks they get no CPU at all: the thief's cgroup counts not one CPU microsecond during
+    # any of its moves (the thief is frozen), and it never forfeits (victim_moves would
+    # raise). The move-time ratio this gives (target <= 1.2x) is a speed figure, so it is
+    # `arena bench fairness` that measures it, not a timed test: on a machine loaded by
+    # other work the thief's bursts in its own turns cost the arena's cgroup priority.
     theft = fairness.cpu_theft(tmp_path, matches=4)
     assert theft.stolen_ms == 0, theft
-    assert theft.ratio <= fairness.TARGET_RATIO, theft
     assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 4
 
 

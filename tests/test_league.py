@@ -9,7 +9,6 @@ import collections
 import hashlib
 import json
 import os
-import random
 import shutil
 import signal
 import sqlite3
@@ -138,6 +137,7 @@ def test_every_deal_is_played_in_every_seating_and_counts_per_bot_are_equal(refe
     assert set(per_bot.values()) == {16}
 
 
+@pytest.mark.slow
 def test_three_player_league_plays_each_deal_in_every_rotation(tmp_path, bots):
     folder = tmp_path / "three"
     arena("league", "run", "--game", "flowers-mandala", "--players", 3, "--deals", 2,
@@ -151,6 +151,7 @@ def test_three_player_league_plays_each_deal_in_every_rotation(tmp_path, bots):
     assert {o.deal for o in outcomes if o.match_id.startswith("d0000")} == {outcomes[0].deal}
 
 
+@pytest.mark.slow
 def test_one_player_league_gives_every_bot_the_same_deals(tmp_path, bots):
     folder = tmp_path / "solo"
     done = arena("league", "run", "--game", "flowers", "--players", 1, "--deals", 2, "--seed", 6,
@@ -204,19 +205,21 @@ def test_the_ladder_and_progress_are_printed(reference):
 
 # -- resume -------------------------------------------------------------------------------
 
-def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, tmp_path, bots):
+@pytest.mark.slow
+def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, tmp_path, bots,
+                                                                   kill_rng):
     folder = tmp_path / "killed"
     league = start_arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 2,
                          "--out", folder, "--quiet")
     # A random moment mid-league: after 1 to 18 stored matches and a random few milliseconds,
     # so the kill may land in a match, between matches or while a bot's sandbox starts.
-    kill_after = random.randint(1, 18)
+    kill_after = kill_rng.randint(1, 18)
     seen_while_running = []
     while league.poll() is None and len(seen_while_running) < kill_after:
         if (folder / DB_NAME).exists():   # readers work while the league writes
             seen_while_running = read_outcomes(folder)
         time.sleep(0.02)
-    time.sleep(random.uniform(0, 0.03))
+    time.sleep(kill_rng.uniform(0, 0.03))
     # One league, one runner: a second run of it at the same time is refused.
     with pytest.raises(LeagueError, match="being run by another process"):
         resume_league(folder)
@@ -232,6 +235,7 @@ def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, t
     assert stored(folder) == stored(reference[0])
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_league_is_replaced_and_its_matches_played_again(
         reference, tmp_path, bots):
     folder = tmp_path / "worker-killed"
@@ -249,6 +253,7 @@ def test_a_worker_killed_mid_league_is_replaced_and_its_matches_played_again(
     assert stored(folder) == stored(reference[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_stops_cleanly_keeping_finished_matches(reference, tmp_path, bots,
                                                                   stop):

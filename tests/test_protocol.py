@@ -1,7 +1,8 @@
 """The gRPC protocol between the arena and a bot: the handshake and the stream.
 
 Against the real server of a running bot on its Unix socket, first with a client in this
-process (to read the exact status codes), then with real sandboxed bots that get it wrong.
+process (to read the exact status codes; the bot is a scripted one over the fake transport,
+so no bubblewrap is needed), then with real sandboxed bots that get it wrong.
 """
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from click.testing import CliRunner
 
 from arena import sandbox
 from arena.bot_errors import BotCrashed
-from arena.bots import BotSpec
+from arena.bots import BotHost, BotSpec
 from arena.cli import main
 from arena.clock import TimeControl
 from arena.match import MatchInfo, StrategySeat, play_match
 from arena.v1 import arena_pb2, arena_pb2_grpc
+from fake_transport import FakeSpawn, fake_spec, first_legal
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.skipif(not sandbox.available(),
+                                   reason="bubblewrap cannot run here")
 
 HERE = Path(__file__).parent
 SAMPLE_BOTS = HERE.parent / "sample_bots"
@@ -30,10 +33,18 @@ TEST_BOTS = HERE / "protocol_bots"
 MISBEHAVING = HERE / "misbehaving_bots"
 
 
+@pytest.fixture(scope="module")
+def fake_host():
+    """A host whose bots are scripts on threads (tests/fake_transport.py): real servers, real
+    sockets, no sandbox."""
+    with BotHost(spawn=FakeSpawn({"scripted": first_legal})) as bot_host:
+        yield bot_host
+
+
 @pytest.fixture
-def seat(host):
-    """A seat of the random sample bot, its process started and attached."""
-    with host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:
+def seat(fake_host):
+    """A seat of a bot that plays the first legal move, its process started and attached."""
+    with fake_host.seat(fake_spec("scripted")) as seat:
         seat.new_match(info())
         yield seat
 
@@ -55,9 +66,9 @@ def info(seat: int = 0) -> MatchInfo:
                      bot_seed=5)
 
 
-def test_the_socket_folder_is_private(host, seat):
-    assert seat.process.socket_path.parent == host.socket_dir
-    assert host.socket_dir.stat().st_mode & 0o777 == 0o700
+def test_the_socket_folder_is_private(fake_host, seat):
+    assert seat.process.socket_path.parent == fake_host.socket_dir
+    assert fake_host.socket_dir.stat().st_mode & 0o777 == 0o700
 
 
 def test_a_wrong_token_is_refused_as_unauthenticated(stub):
@@ -109,6 +120,7 @@ def test_a_sample_bot_handshakes_and_its_token_cannot_be_used_again(seat, stub):
     assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
+@needs_sandbox
 @pytest.mark.parametrize("folder, status", [
     (MISBEHAVING / "wrong_token", "UNAUTHENTICATED: wrong or already used token"),
     (TEST_BOTS / "wrong_version", "FAILED_PRECONDITION: protocol version 99 is not supported"),
@@ -122,6 +134,7 @@ def test_a_bot_refused_at_its_handshake_cannot_start(host, folder, status):
     seat.close()
 
 
+@needs_sandbox
 def test_a_bot_started_by_hand_says_the_arena_starts_bots():
     done = subprocess.run([sys.executable, "bot.py"], cwd=SAMPLE_BOTS / "random",
                           env={"PYTHONPATH": str(HERE.parent)}, capture_output=True, text=True,
@@ -131,6 +144,7 @@ def test_a_bot_started_by_hand_says_the_arena_starts_bots():
     assert "Traceback" not in done.stderr
 
 
+@needs_sandbox
 def test_bench_protocol_prints_the_three_paths_and_the_ratio():
     result = CliRunner().invoke(main, ["bench", "protocol", "--decisions", "100", "--json"])
     assert result.exit_code == 0, result.output

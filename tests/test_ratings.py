@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from arena.bench.ratings import simulate
 from arena.errors import ArenaError
-from arena.ratings import (Outcome, fit_elo, ladder, pairwise_results, running_elo,
+from arena.ratings import (EloFit, Outcome, fit_elo, ladder, pairwise_results, running_elo,
                            score_matrix)
 
 
@@ -348,3 +348,15 @@ def test_bench_ratings_reports_the_timed_steps_and_the_truth_it_recovers():
     assert 0 < seconds < 60 and "(target < 2 s)" in result.output
     inside, bots = lines[-1].split()[-1].split("/")
     assert bots == "6" and int(inside) >= 4
+
+
+@pytest.mark.parametrize("noise", [0.0, 1e-13, -1e-13, 3e-12])
+def test_equal_ratings_a_few_ulps_apart_have_a_los_of_50_percent(noise):
+    """Float noise of the fit is no difference: 50%, whatever its sign, with a tiny or no
+    variance alike; a real difference still counts."""
+    for variance in (0.0, 1e-14, 400.0):
+        fit = EloFit(("a", "b"), np.array([noise, 0.0]), np.eye(2) * variance / 2, False, None)
+        assert fit.los("a", "b") == 0.5
+        assert fit.los("b", "a") == 0.5
+    real = EloFit(("a", "b"), np.array([1.0, 0.0]), np.zeros((2, 2)), False, None)
+    assert (real.los("a", "b"), real.los("b", "a")) == (1.0, 0.0)

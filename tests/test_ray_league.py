@@ -7,12 +7,18 @@ address in one line without creating the league.
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,7 +26,8 @@ import pytest
 from arena import sandbox
 from arena.store import DB_NAME, Store
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = [pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here"),
+              pytest.mark.slow]   # Ray starts in seconds, each league: full suite only
 
 SAMPLE_BOTS = Path(__file__).resolve().parent.parent / "sample_bots"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
@@ -80,6 +87,7 @@ def test_a_league_on_ray_stores_exactly_what_local_workers_store(local_league, l
     done = arena(*league, "--executor", "ray", "--out", folder)
     assert done.returncode == 0, done.stderr
     assert "Elo" in done.stdout
+    assert done.stderr == ""   # --quiet: not a line of Ray's start-up chatter either
     assert stored(folder) == stored(local_league)
     workers = {row[0] for row in sqlite3.connect(folder / DB_NAME).execute(
         "SELECT worker FROM matches")}
@@ -92,24 +100,31 @@ def test_a_league_on_ray_stores_exactly_what_local_workers_store(local_league, l
 
 def test_a_ray_worker_killed_mid_league_is_replaced_and_nothing_is_lost(local_league, league,
                                                                         tmp_path):
+    """The actor killed is one of this league's own: its pid comes from Ray, via the league's
+    `-v` log line, never from scanning the machine for a process name."""
     folder = tmp_path / "ray-killed"
-    running = subprocess.Popen([*ARENA, *league, "--executor", "ray", "--out", str(folder)],
+    running = subprocess.Popen([*ARENA, "-v", *league, "--executor", "ray", "--out", str(folder)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log: list[str] = []
+    reader = threading.Thread(target=lambda: log.extend(running.stderr), daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and running.poll() is None:
-            if (folder / DB_NAME).exists() and len(stored(folder)) >= 3:
-                break
+        pid = None
+        while time.monotonic() < deadline and running.poll() is None and pid is None:
+            found = [re.search(r"Ray league worker 0 is pid (\d+)", line) for line in log]
+            pid = next((int(match[1]) for match in found if match), None)
             time.sleep(0.05)
-        actors = processes_with("ray::LeagueWorker")
-        assert actors, "no Ray league worker found to kill"
+        assert pid is not None, "the league never named its worker 0:\n" + "".join(log)
         assert running.poll() is None, "the league ended before the kill: make it longer"
-        os.kill(actors[0], signal.SIGKILL)
-        out, err = running.communicate(timeout=300)
+        os.kill(pid, signal.SIGKILL)
+        running.wait(timeout=300)
+        reader.join(timeout=10)
     finally:
         running.kill()
+    err = "".join(log)
     assert running.returncode == 0, err
-    assert "Ray league worker" in err and "died; playing its" in err
+    assert re.search(r"Ray league worker 0 died \(.*\); playing its [12] unfinished", err), err
     assert stored(folder) == stored(local_league)
 
 
@@ -125,4 +140,128 @@ def test_a_bad_ray_address_is_one_line_and_creates_nothing(league, tmp_path):
     wrong = arena(*league, "--ray-address", "127.0.0.1:1", "--out", folder)
     assert wrong.returncode == 2
     assert "--ray-address needs --executor ray" in wrong.stderr
+    assert not folder.exists()
+
+
+def test_more_workers_than_the_cluster_has_cpus_is_refused_at_start(league, tmp_path):
+    folder = tmp_path / "never"
+    refused = arena(*league, "--executor", "ray", "--workers", "1000", "--out", folder)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.startswith("arena: error: --workers 1000 but this machine has "), \
+        refused.stderr
+    assert "CPUs for Ray" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert not folder.exists()
+
+
+# -- a Ray cluster that another program started on this machine -----------------------------
+
+@dataclass
+class ForeignCluster:
+    address: str
+    process: subprocess.Popen   # `ray start --block`, leader of its own process group
+    temp_dir: Path
+
+    def members(self) -> set[int]:
+        """The processes of the cluster: those in the group its `ray start` leads."""
+        found = set()
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and \
+                        int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) \
+                        == self.process.pid:
+                    found.add(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                pass
+        return found
+
+    def core(self) -> set[int]:
+        """Its long-lived servers (GCS, raylet): what a league joining it would be seen by."""
+        return {pid for pid in self.members() if _program(pid) in ("gcs_server", "raylet")}
+
+    def drivers_logged(self) -> list[Path]:
+        return list(self.temp_dir.glob("session_*/logs/python-core-driver-*"))
+
+
+def _program(pid: int) -> str:
+    """The file name of the program a process runs ('' if it is gone)."""
+    try:
+        return Path(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()).name
+    except OSError:
+        return ""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def foreign_cluster():
+    """A 1-CPU Ray cluster with token authentication and a temp dir of its own, as another
+    user's program would start it; at the end this fixture ends exactly the process group
+    it started, and removes its temp dir."""
+    ray_cli = Path(sys.executable).with_name("ray")
+    if not ray_cli.exists():
+        pytest.skip("the `ray` command is not installed beside this Python")
+    temp_dir = Path(tempfile.mkdtemp(prefix="arena-foreign-ray-", dir="/tmp"))  # short: sockets
+    port = free_port()
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16),
+           "HOME": str(temp_dir)}
+    env.pop("RAY_ADDRESS", None)
+    process = subprocess.Popen(
+        [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "1",
+         "--temp-dir", str(temp_dir / "ray"), "--include-dashboard", "false",
+         "--disable-usage-stats"],
+        env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cluster = ForeignCluster(f"127.0.0.1:{port}", process, temp_dir / "ray")
+    try:
+        deadline = time.monotonic() + 120
+        while len(cluster.core()) < 2:
+            assert process.poll() is None, "the foreign Ray cluster did not start"
+            assert time.monotonic() < deadline, "the foreign Ray cluster took too long"
+            time.sleep(0.2)
+        yield cluster
+    finally:
+        for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + wait
+            while cluster.members() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        process.wait(timeout=10)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def test_a_league_without_an_address_never_joins_a_cluster_it_did_not_start(
+        foreign_cluster, league, local_league, tmp_path):
+    core_before = foreign_cluster.core()
+    folder = tmp_path / "own-ray"
+    # RAY_ADDRESS points at the foreign cluster, as it would in that user's shell.
+    done = subprocess.run([*ARENA, *league, "--executor", "ray", "--out", str(folder)],
+                          env={**os.environ, "RAY_ADDRESS": foreign_cluster.address},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert stored(folder) == stored(local_league)
+    assert foreign_cluster.core() == core_before   # untouched: all still running
+    assert foreign_cluster.drivers_logged() == []  # and no driver ever connected to it
+
+
+def test_a_cluster_that_needs_a_token_is_named_and_nothing_is_created(foreign_cluster, league,
+                                                                     tmp_path):
+    folder = tmp_path / "never"
+    home = tmp_path / "home"   # no ~/.ray/auth_token here
+    home.mkdir()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RAY_")}
+    refused = subprocess.run([*ARENA, *league, "--executor", "ray", "--ray-address",
+                              foreign_cluster.address, "--out", str(folder)],
+                             env={**env, "HOME": str(home)}, capture_output=True, text=True,
+                             timeout=120)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.startswith(f"arena: error: the Ray cluster at "
+                                     f"{foreign_cluster.address} needs its auth token"), \
+        refused.stderr
+    assert "RAY_AUTH_TOKEN" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert not folder.exists()

@@ -20,10 +20,10 @@ from tabulate import tabulate
 from arena.errors import ArenaError
 from arena.league import run, start_league
 from arena.league_config import LeagueConfig
-from arena.workers import ProcessPool
 from arena.ratings import Outcome
+from arena.workers import ProcessPool
+from sample_bots import sample_bot
 
-SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
 TARGET_SPEEDUP = 1.7
 TARGET_RATE = 10.0   # matches per second with 2 workers
 
@@ -54,7 +54,7 @@ def _bot_copies(where: Path) -> tuple[list[Path], str]:
     folders = []
     for index, kind in enumerate(kinds):
         folder = where / f"{kind}-{index}"
-        shutil.copytree(SAMPLE_BOTS / kind, folder,
+        shutil.copytree(sample_bot(kind), folder,
                         ignore=shutil.ignore_patterns("__pycache__"))
         manifest = folder / "bot.toml"
         manifest.write_text("\n".join(f'name = "{kind}-{index}"' if line.startswith("name =")

@@ -26,8 +26,8 @@ from arena.clock import SeatClock, TimeControl
 from arena.match import MatchInfo, StrategySeat
 from engine import registry
 from engine.core import CHANCE
+from sample_bots import sample_bot
 
-SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random"
 TARGET_RATIO = 6.0   # arena median at most this many times the pipe median
 WARM_UP = 50         # decisions played before timing starts, on every path
 
@@ -87,7 +87,7 @@ class _Paths:
     """Every path, set up at once and timed in turns on each decision, so that whatever else
     the machine is doing weighs on all of them alike."""
 
-    def __init__(self, game_id: str, *, unsafe: bool, bot: Path):
+    def __init__(self, game_id: str, *, unsafe: bool, bot: Path | None):
         from arena.bots import BotHost, BotSpec   # gRPC only when this benchmark runs
 
         self.game_id = game_id
@@ -95,7 +95,7 @@ class _Paths:
         self.clock = SeatClock(control).for_move()
         self.strategy = StrategySeat("random", game_id)
         self.host = BotHost(unsafe_no_sandbox=unsafe)
-        self.bot = self.host.seat(BotSpec.load(bot))
+        self.bot = self.host.seat(BotSpec.load(bot or sample_bot("random")))
         self.bot.new_match(MatchInfo(game_id, registry.get(game_id).resolve_options({}, 2), 0,
                                      2, control, bot_seed=1))
         self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
@@ -127,7 +127,7 @@ class _Paths:
         self.host.close()
 
 
-def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path = SAMPLE_RANDOM_BOT
+def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = None
         ) -> list[Figure]:
     decisions = corpus(game_id, count + WARM_UP)
     paths = _Paths(game_id, unsafe=unsafe, bot=bot)

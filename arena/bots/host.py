@@ -27,9 +27,9 @@ them, as the sandbox ends a bot when the thread that spawned it exits (--die-wit
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import queue
-import re
 import secrets
 import shutil
 import subprocess
@@ -38,8 +38,10 @@ import threading
 import time
 from concurrent import futures
 from pathlib import Path
+from typing import Any, Callable
 
 import grpc
+from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from arena import sandbox, wire
@@ -51,12 +53,15 @@ from arena.errors import ArenaError
 from arena.match import MatchInfo, Seat
 from arena.v1 import arena_pb2
 
+log = logging.getLogger(__name__)
+
 PROTOCOL_VERSION = arena_pb2.PROTOCOL_VERSION_1
 MAX_MOVE_CHARS = 1000               # far above any move in notation
 MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more breaks its stream
 DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
-EXIT_GRACE = 0.2   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
+EXIT_GRACE = 1.0   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
+# (0.2 s misread crashes as hang-ups on a loaded machine: a sandboxed tree takes a while to end)
 CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 MAX_CONNECTIONS = 8     # connections one bot may hold to its server; more are closed at once
 MAX_CALLS = 2           # calls at once on a bot's server (handshake, Play); more are refused
@@ -93,7 +98,7 @@ class BotProcess:
         env = {"ARENA_SOCKET": str(self.socket_path), "ARENA_TOKEN": self.token}
         self.server = _serve(self)
         try:
-            self.process = sandbox.spawn(
+            self.process = self.host.spawn(
                 list(self.spec.command), self.spec.folder, env=env,
                 sockets=[self.socket_path], limits=self.host.limits,
                 log_path=self.log_path, log_cap_bytes=self.host.log_cap_bytes,
@@ -134,6 +139,9 @@ class BotProcess:
     def send(self, message: arena_pb2.ArenaMessage) -> None:
         if not self.alive():
             raise self.death_error()
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("to %s: %s", self.spec.name, text_format.MessageToString(
+                message, as_one_line=True))
         self.outbox.put(message)
 
     def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
@@ -159,6 +167,9 @@ class BotProcess:
             self.kill()
             raise BotProtocolError(self.spec.name, f"sent {len(reply)} bytes that are not a "
                                                    f"MoveReply") from None
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("from %s: %s", self.spec.name, text_format.MessageToString(
+                reply, as_one_line=True))
         if reply.act_id != act_id:
             self.kill()
             raise BotProtocolError(self.spec.name, f"answered act {reply.act_id}, "
@@ -302,9 +313,12 @@ class BotHost:
     def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
                  log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
                  fresh_per_match: bool = False, max_bots: int = 128,
-                 freeze_between_turns: bool = True):
-        if not unsafe_no_sandbox:
+                 freeze_between_turns: bool = True, spawn: Callable[..., Any] | None = None):
+        """`spawn` starts a bot process (sandbox.spawn's signature and result); tests give a
+        fake one to check the protocol without processes (tests/fake_transport.py)."""
+        if spawn is None and not unsafe_no_sandbox:
             sandbox.require()   # refuse before anything starts, naming the package
+        self.spawn = spawn or sandbox.spawn
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.freeze_between_turns = freeze_between_turns
         """Bots are frozen except during their own acts (off only to measure what it costs)."""

@@ -6,7 +6,9 @@ explicitly.
 """
 from __future__ import annotations
 
+import logging
 import resource
+import sys
 
 import click
 
@@ -46,9 +48,12 @@ class ArenaGroup(click.Group):
 
 
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
+@click.option("-v", "--verbose", count=True,
+              help="Log what happens: -v worker and Ray events, -vv also the bot wire traffic.")
+def main(verbose: int) -> None:
     """Arena: run bots at card games, leagues and Elo ladders."""
     raise_open_files_limit()
+    setup_logging(verbose)
 
 
 def raise_open_files_limit() -> None:
@@ -60,6 +65,32 @@ def raise_open_files_limit() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         except (ValueError, OSError):
             pass   # `arena doctor` reports the limit
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (click's test runner swaps it)."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+def setup_logging(verbose: int) -> None:
+    """Arena's log lines on stderr as `arena: ...`: warnings always, INFO with -v, DEBUG -vv."""
+    logger = logging.getLogger("arena")
+    if not logger.handlers:
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("arena: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel([logging.WARNING, logging.INFO][verbose] if verbose < 2 else logging.DEBUG)
 
 
 @main.group()

@@ -46,7 +46,8 @@ def _workers_option(command):
                                 "earlier seating); slower.")(command)
     command = click.option("--ray-address", default=None, metavar="ADDRESS",
                            help="With --executor ray: join this running Ray cluster "
-                                "(default: start a local one for the run).")(command)
+                                "(HOST:PORT; default: start Arena's own local Ray for the run, "
+                                "never one another program started).")(command)
     command = click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
                            show_default=True,
                            help="Where workers run: local processes, or Ray actors (across "
@@ -57,12 +58,13 @@ def _workers_option(command):
                         )(command)
 
 
-def _executor(workers: int | None, executor: str, ray_address: str | None) -> Executor:
+def _executor(workers: int | None, executor: str, ray_address: str | None,
+              quiet: bool) -> Executor:
     if ray_address is not None and executor != "ray":
         raise LeagueError("--ray-address needs --executor ray")
     if executor == "ray":
         from arena.ray_pool import RayPool   # Ray is optional and slow to import
-        pool = RayPool(workers, ray_address)
+        pool = RayPool(workers, ray_address, quiet=quiet)
         pool.connect()
         return pool
     return ProcessPool(default_workers() if workers is None else workers)
@@ -112,7 +114,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
         settings["seed"] = random_seed()
     config = config_from_settings(settings, option_pairs)
     # Every check before the league folder is created: nothing to clean up on bad input.
-    pool = _executor(workers, executor, ray_address)
+    pool = _executor(workers, executor, ray_address, quiet)
     if out is None:
         name = settings.get("name") or (
             f"{config.game}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}")
@@ -132,7 +134,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
 @_workers_option
 def resume_command(folder, workers, executor, ray_address, fresh_bots, quiet):
     """Finish a stopped or killed league (results/NAME): plays only the missing matches."""
-    pool = _executor(workers, executor, ray_address)
+    pool = _executor(workers, executor, ray_address, quiet)
     with resume_league(folder) as opened:
         if not quiet:
             click.echo(f"league {folder}: {len(opened.missing())} of {len(opened.specs)} "

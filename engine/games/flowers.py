@@ -88,6 +88,11 @@ class Flowers(Game):
                       "(2 players 26, 3 players 30, 1 and 4 players all remaining cards)"),)
     has_chance = False
 
+    def max_plies(self, players: int, options: Mapping[str, Any]) -> int:
+        # A turn is one draw and one place; the game ends when a pile runs out, so at most
+        # every card of the three piles is drawn.
+        return 2 * sum(pile_sizes(players, options["pile_size"]))
+
     def check_options(self, options: dict[str, Any], players: int) -> None:
         size = options["pile_size"]
         available = len(DECK) - players

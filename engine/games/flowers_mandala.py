@@ -216,6 +216,18 @@ class FlowersMandala(Game):
                "the six values of each colour's tiles (integers or x3)"),
     )
 
+    def max_plies(self, players: int, options: Mapping[str, Any]) -> int:
+        # Tiles bound the destructions: each stack holds 3 colours x 6 tiles, 3 of them are
+        # placed at the start and each destruction in play places one more, so the 16th ends
+        # the game; 2 more come at the end. Between two destructions no card leaves a mandala
+        # and every play puts at least one there: at most a deck's worth of plays per period.
+        # Each play brings at most one reshuffle (chance) and players - 1 passes before it
+        # (all pass: the game ends); each destruction one tile choice; the end one `order`.
+        tiles_per_stack = len(DARK_COLOURS) * len(parse_tile_values(options["tile_values"]))
+        in_play = tiles_per_stack - MANDALAS + 1
+        plays = in_play * options["cards_per_colour"] * len(COLOURS)
+        return plays * (players + 1) + players + (in_play + MANDALAS - 1) + 1
+
     def check_options(self, options: dict[str, Any], players: int) -> None:
         parse_tile_values(options["tile_values"])
         per_colour = options["cards_per_colour"]

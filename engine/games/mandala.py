@@ -44,7 +44,8 @@ _SIX = range(6)
 _MANDALAS = (0, 1)
 
 # How a setup is laid out: key -> cards in each of its 2 piles; the deck holds the rest.
-_SETUP_PILES = {"cups": 2, "hands": 6, "mountains": 2}
+CUP_CARDS = 2           # secret cards dealt into each cup
+_SETUP_PILES = {"cups": CUP_CARDS, "hands": 6, "mountains": 2}
 _DECK_SIZE = 6 * CARDS_PER_COLOUR - 2 * sum(_SETUP_PILES.values())
 
 # Every move string, built once. Because colours are alphabetical and legal counts stay below
@@ -115,6 +116,15 @@ class Mandala(Game):
     max_players = 2
     options = ()
     has_chance = False
+
+    def max_plies(self, players: int, options: Mapping[str, Any]) -> int:
+        # Cards reach hands only from the deck (108 - 4 in cups - 4 on mountains = 100), and
+        # every mountain, field or discard move takes at least one card out of a hand; every
+        # take empties a colour off a mountain, which holds no more than 108 cards in all; a
+        # pass is followed by a non-pass or ends the game (second pass).
+        plays = len(COLOURS) * CARDS_PER_COLOUR - 8
+        takes = len(COLOURS) * CARDS_PER_COLOUR
+        return 2 * (plays + takes) + 2
 
     def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
         deck = [name for name in COLOURS for _ in range(CARDS_PER_COLOUR)]

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import random
 
-COLOURS = ("black", "green", "orange", "purple", "red", "yellow")
+from engine.games.mandala import COLOURS, CUP_CARDS, RIVER_SLOTS
+
 _INDEX = {name: c for c, name in enumerate(COLOURS)}
 
 DENIAL = 0.5            # a colour the opponent would love is worth taking away from them
 FUTURE = 0.5            # weight of a mandala that is not complete yet
 CARD_COST = 0.4         # a card spent into a field is gone without refill
 DRAW_VALUE = 0.3        # per card drawn (more choice next turn)
-SECRET_GUESS = 2 / 6    # expected secret cup cards per colour (2 cards, 6 colours)
+SECRET_GUESS = CUP_CARDS / len(COLOURS)   # expected secret cup cards per colour
 
 
 def _counts(cards: list[str]) -> list[int]:
-    counts = [0] * 6
+    counts = [0] * len(COLOURS)
     for card in cards:
         counts[_INDEX[card]] += 1
     return counts
@@ -59,7 +60,7 @@ class _View:
             return count * (river.index(c) + 1)
         slot = len(river) + 1
         value = (count - 1 + self.taken[seat][c] + SECRET_GUESS) * slot
-        if slot == 6:
+        if slot == RIVER_SLOTS:
             # A sixth colour ends the game: good only when it leaves this seat ahead.
             lead = (self.known_score[seat] + value) - self.known_score[1 - seat]
             value += 20 if lead > 0 else -20
@@ -68,7 +69,7 @@ class _View:
     def pick(self, seat: int, rivers: list[list[int]], mountain: list[int]) -> int:
         """The colour `seat` takes greedily: its own value plus denial of the opponent."""
         best, best_value = -1, float("-inf")
-        for c in range(6):
+        for c in range(len(COLOURS)):
             if mountain[c]:
                 value = (self.take_value(seat, rivers[seat], c, mountain[c])
                          + DENIAL * self.take_value(1 - seat, rivers[1 - seat], c, mountain[c]))
@@ -92,7 +93,7 @@ class _View:
             gain += self.take_value(first, rivers[first], c, mountain[c])
             if c not in rivers[first]:
                 rivers[first].append(c)
-                if len(rivers[first]) == 6:
+                if len(rivers[first]) == RIVER_SLOTS:
                     break
             mountain[c] = 0
         return gain if first == self.me else -gain
@@ -100,7 +101,7 @@ class _View:
     def outlook(self, m: int, mountain: list[int], mine: list[int], theirs: list[int],
                 completer: int) -> float:
         """Value of mandala m for me: its destruction now if complete, else half of it."""
-        complete = all(mountain[c] or mine[c] or theirs[c] for c in range(6))
+        complete = all(mountain[c] or mine[c] or theirs[c] for c in range(len(COLOURS)))
         ahead, behind = sum(mine), sum(theirs)
         if ahead != behind:
             first = self.me if ahead > behind else 1 - self.me

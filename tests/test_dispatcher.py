@@ -1,0 +1,111 @@
+"""The league Dispatcher, over a fake transport (the rules of dealing matches, without
+processes): every match is played exactly once, no worker holds more than AHEAD matches, a
+worker that dies replays what it held, and too many deaths stop the league in one line.
+
+The real transports (local processes, Ray actors) are tested end to end in test_league.py
+and test_ray_league.py; this file checks the dealing they share.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import pytest
+
+from arena.keys import LeagueKey
+from arena.league_config import LeagueError, RunPlan
+from arena.schedule import MatchSpec, expand
+from arena.workers import Died, Dispatcher, Done, Transport
+
+PLAN = RunPlan("mandala", 2, {}, {}, ())
+SPECS = expand(["a", "b", "c", "d"], 2, 5, 3, LeagueKey.from_hex("ab" * 32))   # 60 matches
+
+
+@dataclass
+class FakeMatch:
+    spec: MatchSpec
+
+
+class FakeTransport(Transport):
+    """Workers that finish their oldest held match in a random order and die at random
+    moments (`deaths` of them), all from one seed."""
+
+    def __init__(self, seed: int, deaths: int = 0):
+        self.rng = random.Random(seed)
+        self.deaths = deaths
+        self.queues: dict[int, list[MatchSpec]] = {}
+        self.starts: dict[int, int] = {}
+        self.most_held = 0
+        self.closed_at_once: bool | None = None
+
+    def start(self, index: int) -> None:
+        self.queues[index] = []
+        self.starts[index] = self.starts.get(index, 0) + 1
+
+    def hand(self, index: int, spec: MatchSpec) -> None:
+        self.queues[index].append(spec)
+        self.most_held = max(self.most_held, len(self.queues[index]))
+
+    def next_event(self) -> Done | Died:
+        busy = sorted(index for index, held in self.queues.items() if held)
+        assert busy, "the dispatcher waits, but no worker holds a match"
+        index = self.rng.choice(busy)
+        if self.deaths and self.rng.random() < 0.1:
+            self.deaths -= 1
+            self.queues[index] = []
+            return Died(index, "killed by the test")
+        return Done(index, FakeMatch(self.queues[index].pop(0)))
+
+    def close(self, at_once: bool) -> None:
+        self.closed_at_once = at_once
+
+
+class FakePool(Dispatcher):
+    def __init__(self, workers: int, transport: FakeTransport):
+        super().__init__(workers)
+        self.transport = transport
+
+    def open(self, plan):
+        return self.transport, self.workers
+
+
+def test_every_match_is_played_once_and_no_worker_holds_more_than_ahead():
+    transport = FakeTransport(seed=1)
+    played = [match.spec for match in FakePool(3, transport).run(PLAN, SPECS)]
+    assert sorted(spec.id for spec in played) == sorted(spec.id for spec in SPECS)
+    assert transport.most_held == Dispatcher.AHEAD
+    assert set(transport.starts) == {0, 1, 2} and transport.closed_at_once is False
+
+
+def test_workers_that_die_replay_what_they_held_and_nothing_is_lost(kill_rng):
+    transport = FakeTransport(kill_rng.randrange(2**32), deaths=Dispatcher.MAX_RESTARTS)
+    pool = FakePool(3, transport)
+    played = [match.spec.id for match in pool.run(PLAN, SPECS)]
+    assert sorted(played) == sorted(spec.id for spec in SPECS)
+    assert pool.restarts == Dispatcher.MAX_RESTARTS - transport.deaths
+    assert sum(transport.starts.values()) == 3 + pool.restarts
+
+
+def test_too_many_deaths_stop_the_league_in_one_line():
+    transport = FakeTransport(seed=2, deaths=10**6)
+    transport.rng.random = lambda: 0.0   # every event a death
+    with pytest.raises(LeagueError, match=r"league workers died 6 times \(the last: killed by "
+                                          r"the test\).*resume the league"):
+        list(FakePool(2, transport).run(PLAN, SPECS))
+    assert transport.closed_at_once is True
+
+
+def test_never_more_workers_than_matches_and_at_least_one():
+    transport = FakeTransport(seed=3)
+    assert len(list(FakePool(8, transport).run(PLAN, SPECS[:3]))) == 3
+    assert set(transport.starts) == {0, 1, 2}
+    with pytest.raises(LeagueError, match="--workers must be at least 1, not 0"):
+        FakePool(0, transport)
+
+
+def test_a_league_stopped_early_closes_its_workers_at_once():
+    transport = FakeTransport(seed=4)
+    matches = FakePool(2, transport).run(PLAN, SPECS)
+    next(matches)
+    matches.close()   # Ctrl-C in the league's loop
+    assert transport.closed_at_once is True

@@ -1,0 +1,34 @@
+"""An installed Arena (not editable, not a checkout) finds what it ships: the sample bots the
+benchmarks play, as package data."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_a_non_editable_install_finds_the_sample_bots(tmp_path):
+    source = tmp_path / "source"   # a copy, so that the build leaves nothing in the checkout
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", "results", "build", "*.egg-info", "__pycache__", ".pytest_cache", "tests"))
+    target = tmp_path / "installed"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--target", str(target), str(source)],
+                   check=True, capture_output=True, timeout=300)
+    code = ("from arena.bench import league, protocol; from sample_bots import sample_bot; "
+            "import arena; print(arena.__file__); "
+            "print(*(sample_bot(name) for name in ('random', 'greedy', 'first')), sep='\\n')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(str(target))
+    for line in lines[1:]:
+        assert line.startswith(str(target / "sample_bots")) and (Path(line) / "bot.toml").is_file()
