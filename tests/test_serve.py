@@ -476,7 +476,10 @@ def test_pages_in_chromium(service, browser):
     assert len(moves) > 10
     browser.find_element(By.CSS_SELECTOR, "table.seats a").click()
     WebDriverWait(browser, 30).until(lambda driver: "/bots/" in driver.current_url)
-    assert browser.find_element(By.CSS_SELECTOR, "svg.history polyline")
+    assert browser.find_element(By.CSS_SELECTOR, "table.versions")
+    browser.get(service.url + "/bots/bob/random")   # played from the start: a long history
+    assert len(browser.find_element(By.CSS_SELECTOR, "svg.history polyline")
+               .get_attribute("points").split()) >= 2
 
     browser.get(service.url + "/submit")
     form = browser.find_element(By.ID, "submit-form")

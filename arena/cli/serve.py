@@ -7,6 +7,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 import click
 
@@ -51,20 +52,22 @@ def serve(data, host, port, ladders, workers, executor, ray_address, move_time, 
         data=data, host=host, port=port, ladders=wanted, workers=count,
         time_control=time_control,
         submissions_per_hour=submissions_per_hour or service.DEFAULT_SUBMISSIONS_PER_HOUR)
-    service.serve(options, _executor(workers, executor, ray_address))
+    service.serve(options, _executors(workers, executor, ray_address))
 
 
-def _executor(workers: int | None, executor: str, ray_address: str | None) -> Executor:
+def _executors(workers: int | None, executor: str,
+               ray_address: str | None) -> Callable[[], Executor]:
+    """Makes a new executor for each batch of matches (Ray joined once, kept up)."""
     if ray_address is not None and executor != "ray":
         raise LeagueError("--ray-address needs --executor ray")
     if workers is not None and workers < 1:
         raise LeagueError(f"--workers must be at least 1, not {workers}")
     if executor == "ray":
         from arena.ray_pool import RayPool   # Ray is optional and slow to import
-        pool = RayPool(workers, ray_address)
-        pool.connect(stay=True)
-        return pool
-    return ProcessPool(default_workers() if workers is None else workers)
+        RayPool(workers, ray_address).connect(stay=True)
+        return lambda: RayPool(workers, ray_address)
+    count = default_workers() if workers is None else workers
+    return lambda: ProcessPool(count)
 
 
 @main.group()

@@ -17,7 +17,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
@@ -83,12 +83,15 @@ def store_finished(db: ServiceDB, ladder: Ladder, finished: FinishedMatch,
 class MatchPlayer(threading.Thread):
     """The thread that plays matches while the service runs."""
 
-    def __init__(self, db: ServiceDB, ladders: Sequence[Ladder], executor: Executor,
-                 key: LeagueKey, workers: int, log_dir: Path, *, seed: int | None = None):
+    def __init__(self, db: ServiceDB, ladders: Sequence[Ladder],
+                 executors: Callable[[], Executor], key: LeagueKey, workers: int,
+                 log_dir: Path, *, seed: int | None = None):
         super().__init__(name="arena-serve-matches", daemon=True)
         self.db = db
         self.ladders = list(ladders)
-        self.executor = executor
+        # A new executor per batch: its budget of worker restarts is per run, and the
+        # service's runs never end.
+        self.executors = executors
         self.key = key
         self.workers = max(1, workers)
         self.log_dir = log_dir
@@ -138,7 +141,7 @@ class MatchPlayer(threading.Thread):
                              for name, version in versions.items()),
                        sandbox=True, log_dir=str(self.log_dir))
         stored = 0
-        finished = self.executor.run(plan, specs)
+        finished = self.executors().run(plan, specs)
         try:
             for match in finished:
                 store_finished(self.db, ladder, match, versions)

@@ -11,7 +11,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
@@ -76,7 +76,7 @@ def check_address(host: str, port: int) -> None:
                          "choose another --port or --host") from None
 
 
-def serve(options: ServeOptions, executor: Executor) -> None:
+def serve(options: ServeOptions, executors: Callable[[], Executor]) -> None:
     import uvicorn   # the web server, loaded only to serve
 
     from arena import sandbox
@@ -86,7 +86,7 @@ def serve(options: ServeOptions, executor: Executor) -> None:
     ladders = open_ladders(db, options.ladders, options.time_control)
     key = deal_key(db)
     (db.folder / "logs").mkdir(exist_ok=True)
-    player = MatchPlayer(db, list(ladders.values()), executor, key, options.workers,
+    player = MatchPlayer(db, list(ladders.values()), executors, key, options.workers,
                          db.folder / "logs")
     admission = Admission(db, ladders,
                           lambda version, ladder, logs: trial_match_check(version, ladder,
