@@ -38,6 +38,8 @@ class MatchInfo:
     bot_seed: int
     """A seed for the seat's own random choices: reproducible, but says nothing of the deal
     (see arena.keys)."""
+    label: str = ""
+    """What the arena calls this match in bot logs (a league's match id); may be empty."""
 
 
 class Seat(ABC):
@@ -140,12 +142,13 @@ class _Progress:
 def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | None,
                seed: int, seats: Sequence[Seat], time_control: TimeControl = TimeControl(),
                on_event: Callable[[Event], None] | None = None, *,
-               bot_seeds: Sequence[int] | None = None) -> dict:
+               bot_seeds: Sequence[int] | None = None, label: str = "") -> dict:
     """Plays one match and returns its arena-record/1 dict (with timings and bot versions).
 
     `seed` fixes the deal and the chance draws; it stays in the arena. `bot_seeds` are the
     seats' `rng_seed`s, derived from a secret key (arena.keys) for a match that must replay
-    the same; without them each seat gets fresh random bits.
+    the same; without them each seat gets fresh random bits. `label` names the match in
+    the bots' logs (a league's match id).
     """
     game = registry.get(game_id)
     if len(seats) != players_count:
@@ -162,7 +165,7 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
 
     started: list[Seat] = []
     forfeit = _start_seats(game_id, resolved, players_count, bot_seeds, seats, time_control,
-                           started)
+                           started, label)
     if forfeit is None:
         forfeit = _play(state, seats, time_control, seed, progress, emit)
     if forfeit is None:
@@ -188,13 +191,13 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
 
 
 def _start_seats(game_id, options, players, bot_seeds, seats, time_control,
-                 started: list[Seat]) -> _Forfeit | None:
+                 started: list[Seat], label: str) -> _Forfeit | None:
     """Tells every seat a match starts (appending it to `started`); the first that cannot
     start forfeits, and the seats after it are not started at all."""
     for index, seat in enumerate(seats):
         try:
             seat.new_match(MatchInfo(game_id, dict(options), index, players, time_control,
-                                     bot_seeds[index]))
+                                     bot_seeds[index], label))
         except BotError as error:
             return _Forfeit(index, error.reason, f"{_who(seat, index, 0)}: {error.problem}")
         started.append(seat)

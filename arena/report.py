@@ -1,6 +1,8 @@
 """Tables people read: the ladder, the pairwise score matrix and running Elo histories.
 
-Each comes as table, markdown, csv or json; html is one page with all three
+Per-bot statistics (`arena.botstats`) come the same ways.
+
+Each comes as table, markdown, csv or json; html is one page with all of them
 (`arena.page`). Only presentation lives here; every number comes
 from `arena.ratings`. The league calls `ladder_text(outcomes)` at the end of a run;
 `arena ladder` calls the same functions.
@@ -15,6 +17,7 @@ from typing import Sequence
 
 from tabulate import tabulate
 
+from arena.botstats import STATS_NOTES, BotStats, MatchFacts, bot_stats, stats_records
 from arena.errors import ArenaError
 from arena.ratings import Ladder, Outcome, find_bot, ladder, running_elo, score_matrix
 
@@ -28,7 +31,7 @@ def _name_and_version(label: str) -> tuple[str, str]:
     return name, version
 
 
-def _shown(label: str) -> str:
+def shown_bot(label: str) -> str:
     name, version = _name_and_version(label)
     return f"{name} ({version})" if version else name
 
@@ -70,7 +73,7 @@ def ladder_records(table: Ladder) -> list[dict]:
 
 def ladder_notes(table: Ladder) -> list[str]:
     fit = table.fit
-    scale = (f"{_shown(fit.anchor[0])} anchored at {fit.anchor[1]:g}" if fit.anchor
+    scale = (f"{shown_bot(fit.anchor[0])} anchored at {fit.anchor[1]:g}" if fit.anchor
              else "mean 0")
     width = ("from the fit's information" if fit.virtual_draws
              else "deals as clusters")
@@ -114,7 +117,7 @@ def format_ladder(table: Ladder, fmt: str = "table") -> str:
 
 def ladder_table(table: Ladder, fmt: str) -> str:
     """The ladder's table alone, drawn by tabulate (table, markdown or html)."""
-    rows = [[record["rank"], _shown(row.bot), _cell(record["elo"]), _cell(record["interval"]),
+    rows = [[record["rank"], shown_bot(row.bot), _cell(record["elo"]), _cell(record["interval"]),
              record["games"], _cell(record["score_pct"]),
              f"{record['wins']}/{record['draws']}/{record['losses']}", record["forfeits"],
              _cell(record["los_next_pct"], "%")]
@@ -160,7 +163,7 @@ def matrix_table(table: Ladder, outcomes: Sequence[Outcome], fmt: str) -> str:
     matrix = score_matrix(outcomes, order)
     n = len(order)
     # Columns by rank number keep a wide matrix narrow; the rows say who each number is.
-    rows = [[f"{i + 1}. {_shown(order[i])}"]
+    rows = [[f"{i + 1}. {shown_bot(order[i])}"]
             + ["" if i == j else "-" if not matrix.games[i, j]
                else f"{matrix.score(i, j) * 100:.1f} ({int(matrix.games[i, j])})"
                for j in range(n)]
@@ -170,11 +173,58 @@ def matrix_table(table: Ladder, outcomes: Sequence[Outcome], fmt: str) -> str:
                     colalign=("left",) + ("right",) * n)
 
 
+_STATS_HEADERS = ["bot (version)", "matches", "points mean", "points sd", "1st seat %",
+                  "later seats %", "move ms mean", "move ms max", "forfeits"]
+
+
+def stats_table(stats: Sequence[BotStats], fmt: str) -> str:
+    """Per-bot statistics drawn by tabulate (table, markdown or html)."""
+    rows = [[shown_bot(record["bot"]), record["matches"], _number(record["mean_points"], 2),
+             _number(record["sd_points"], 2),
+             _with_count(record["first_seat_score_pct"], record["first_seat_results"]),
+             _with_count(record["later_seats_score_pct"], record["later_seats_results"]),
+             _cell(record["mean_move_ms"]), _cell(record["max_move_ms"]),
+             ", ".join(f"{reason} {count}" for reason, count in record["forfeits"].items())
+             or "-"]
+            for record in stats_records(stats)]
+    return tabulate(rows, headers=_STATS_HEADERS, tablefmt=_TABLEFMT[fmt],
+                    disable_numparse=True, colalign=("left",) + ("right",) * 8)
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _with_count(percent: float | None, results: int) -> str:
+    return "-" if percent is None else f"{percent:.1f} ({results})"
+
+
+def format_stats(stats: Sequence[BotStats], fmt: str = "table") -> str:
+    """Per-bot statistics in one of FORMATS but html (the page shows them with the ladder)."""
+    _check_format(fmt)
+    records = stats_records(stats)
+    if fmt == "json":
+        return json.dumps({"stats": records}, indent=2)
+    if fmt == "csv":
+        out = io.StringIO()
+        fields = [key for key in records[0] if key != "forfeits"] + ["forfeits"]
+        writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for record in records:
+            forfeits = " ".join(f"{k}={v}" for k, v in record["forfeits"].items())
+            writer.writerow({**{k: "" if v is None else v for k, v in record.items()},
+                             "forfeits": forfeits})
+        return out.getvalue().rstrip("\n")
+    return stats_table(stats, fmt) + "\n\n" + "\n".join(STATS_NOTES)
+
+
 def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
                 anchor: tuple[str, float] | None = None, matrix: bool = False,
-                title: str = "Arena ladder") -> str:
-    """What the league prints at its end and `arena ladder` prints: ladder or matrix, or
-    (html) a whole page with both and the running Elo chart."""
+                title: str = "Arena ladder", facts: Sequence[MatchFacts] | None = None,
+                stats: bool = False) -> str:
+    """What the league prints at its end and `arena ladder` prints: ladder, matrix or
+    (`stats`, from the matches' `facts`) per-bot statistics, or (html) a whole page with the
+    ladder, the statistics when given facts, the matrix and the charts."""
     _check_format(fmt)
     if not outcomes:
         raise ArenaError("no finished matches yet: nothing to rate")
@@ -182,9 +232,13 @@ def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
         bots = sorted({bot for outcome in outcomes for bot in outcome.bots})
         anchor = (find_bot(anchor[0], bots), anchor[1])
     table = ladder(outcomes, anchor=anchor)
-    if fmt == "html":   # one page: ladder, matrix and running Elo together
+    order = [row.bot for row in table.rows]
+    if fmt == "html":   # one page: ladder, statistics, matrix and charts together
         from arena.page import ladder_page
-        return ladder_page(table, outcomes, title=title)
+        return ladder_page(table, outcomes, title=title,
+                           stats=None if facts is None else bot_stats(facts, order))
+    if stats:
+        return format_stats(bot_stats(facts or [], order), fmt)
     return format_matrix(table, outcomes, fmt) if matrix else format_ladder(table, fmt)
 
 

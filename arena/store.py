@@ -16,10 +16,12 @@ import json
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
+from arena.botstats import MatchFacts
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
 from arena.ratings import Outcome
@@ -170,14 +172,7 @@ class Store:
         """A new league database in `folder`; refuses a folder that already holds a league."""
         folder = Path(folder)
         path = folder / DB_NAME
-        if path.exists():
-            with cls._existing(path, read_only=True) as existing:
-                done, total = existing.progress()
-                other = existing.league_name()
-            raise StoreError(
-                f"{folder} already holds league {other!r} ({done} of {total} "
-                f"matches done): resume it with `arena league resume {folder}` or choose "
-                "another --name")
+        cls.check_free(folder)
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -213,6 +208,19 @@ class Store:
         finally:
             draft.unlink(missing_ok=True)
         return cls._tuned(_connect(path, read_only=False), path)
+
+    @classmethod
+    def check_free(cls, folder: str | os.PathLike) -> None:
+        """Refuses a folder that already holds a league (or a database that is not ours)."""
+        path = Path(folder) / DB_NAME
+        if path.exists():
+            with cls._existing(path, read_only=True) as existing:
+                done, total = existing.progress()
+                other = existing.league_name()
+            raise StoreError(
+                f"{folder} already holds league {other!r} ({done} of {total} "
+                f"matches done): resume it with `arena league resume {folder}` or choose "
+                "another --name")
 
     @classmethod
     def open(cls, folder: str | os.PathLike) -> "Store":
@@ -343,12 +351,10 @@ def read_missing_protections(league: str | os.PathLike) -> dict[str, str]:
     return dict(rows)
 
 
-def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
-    """A league's config and every stored match as ratings Outcomes in schedule order, read
-    in one snapshot through a read-only connection (it never changes the database).
-
-    Safe on a league that is still running (WAL: readers never block the writer).
-    """
+@contextmanager
+def _reading(league: str | os.PathLike) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to a league's database (checked to be ours) in one read
+    transaction: one moment's snapshot, safe on a running league (WAL)."""
     path = database_path(league)
     if not path.is_file():
         raise StoreError(f"{league} holds no league ({DB_NAME} not found): give a folder made "
@@ -356,16 +362,61 @@ def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
     conn = _connect(path, read_only=True)
     try:
         _check_ours(conn, path)
-        with conn:   # one read transaction: the config and the matches of one moment
+        with conn:
             conn.execute("BEGIN")
-            config = json.loads(conn.execute("SELECT config FROM league").fetchone()[0])
-            rows = conn.execute(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM matches "
-                                "ORDER BY ord").fetchall()
+            yield conn
     except sqlite3.Error as error:
         raise StoreError(f"cannot read the league database {path}: {error}") from None
     finally:
         conn.close()
+
+
+def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
+    """A league's config and every stored match as ratings Outcomes in schedule order, read
+    in one snapshot through a read-only connection (it never changes the database)."""
+    with _reading(league) as conn:
+        config = json.loads(conn.execute("SELECT config FROM league").fetchone()[0])
+        rows = conn.execute(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM matches "
+                            "ORDER BY ord").fetchall()
     return config, [_outcome(**dict(zip(OUTCOME_COLUMNS, row))) for row in rows]
+
+
+def read_records(league: str | os.PathLike) -> Iterator[tuple[str, dict]]:
+    """(match id, record) of every stored match, in schedule order, one at a time."""
+    with _reading(league) as conn:
+        for match_id, record in conn.execute("SELECT id, record FROM matches ORDER BY ord"):
+            yield match_id, json.loads(record)
+
+
+def read_record(league: str | os.PathLike, match_id: str) -> dict:
+    """The record of one stored match; StoreError naming a few ids when there is none."""
+    with _reading(league) as conn:
+        row = conn.execute("SELECT record FROM matches WHERE id = ?", (match_id,)).fetchone()
+        if row is None:
+            some = [found for found, in conn.execute(
+                "SELECT id FROM matches ORDER BY ord LIMIT 3")]
+            raise StoreError(f"league {league} has no match {match_id!r}"
+                             + (f" (its first: {', '.join(some)})" if some
+                                else " (no match is stored yet)"))
+    return json.loads(row[0])
+
+
+def read_match_facts(league: str | os.PathLike) -> list[MatchFacts]:
+    """What per-bot statistics need of every stored match (`arena.botstats`), in schedule
+    order; the records' moves and times are picked out by SQLite, not the whole records."""
+    with _reading(league) as conn:
+        rows = conn.execute(
+            "SELECT bots, scores, ranks, forfeit_seat, forfeit_reason, "
+            "json_extract(record, '$.moves'), json_extract(record, '$.times') "
+            "FROM matches ORDER BY ord").fetchall()
+    facts = []
+    for bots, scores, ranks, forfeit_seat, reason, moves, times in rows:
+        seats = [seat for seat, _ in json.loads(moves or "[]")]
+        timed = tuple((seat, float(took)) for seat, took in zip(seats, json.loads(times or "[]"))
+                      if isinstance(seat, int) and isinstance(took, (int, float)))
+        facts.append(MatchFacts(tuple(json.loads(bots)), tuple(json.loads(scores)),
+                                tuple(json.loads(ranks)), forfeit_seat, reason, timed))
+    return facts
 
 
 def read_outcomes(league: str | os.PathLike) -> list[Outcome]:

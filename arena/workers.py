@@ -85,7 +85,8 @@ def play_spec(source: SeatSource, plan: RunPlan, spec: MatchSpec, worker: int) -
     try:
         started, clock = time.time(), time.monotonic()
         record = play_match(plan.game, plan.players, plan.options, spec.seed, seats,
-                            TimeControl(**plan.time_control), bot_seeds=spec.bot_seeds)
+                            TimeControl(**plan.time_control), bot_seeds=spec.bot_seeds,
+                            label=spec.id)
     finally:
         for seat in seats:
             seat.close()

@@ -42,6 +42,9 @@ SAMPLE_BOTS = ROOT / "sample_bots"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 
 
+BOT_LINE = re.compile(r"^\d+\.\d+\| ")
+
+
 def arena(*args) -> None:
     """Runs the CLI; its output goes to a file, so a run that floods it cannot flood us."""
     with tempfile.TemporaryFile() as output:
@@ -61,9 +64,12 @@ def bot_module(name: str):
 
 
 def log_lines(folder: Path, prefix: str) -> list[str]:
-    """Every line starting with `prefix` in the bot logs under `folder`."""
-    return [line for log in sorted(folder.rglob("*.log"))
-            for line in log.read_text(errors="replace").splitlines() if line.startswith(prefix)]
+    """Every line a bot printed starting with `prefix` in the bot logs under `folder` (in the
+    log, each comes behind its process tag: `TAG| line`)."""
+    printed = (BOT_LINE.sub("", line) for log in sorted(folder.rglob("*.log"))
+               for line in log.read_text(errors="replace").splitlines()
+               if BOT_LINE.match(line))
+    return [line for line in printed if line.startswith(prefix)]
 
 
 # -- no seed to crack ---------------------------------------------------------------------------

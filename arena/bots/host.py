@@ -16,6 +16,11 @@ process is started before its next match, and `fresh_per_match=True` starts one 
         with host.seat(spec_a) as a, host.seat(spec_b) as b:
             record = play_match("mandala", 2, {}, seed, [a, b], TimeControl(move_time=1.0))
 
+Logs: one file per bot version in the host's `log_dir` (a temporary folder, removed by
+`close`, when none is given), capped in size. Every match a process plays starts with a header
+line the arena writes, `== arena: match ID: GAME, seat S of N, TIME; process TAG ==`, and every
+line the bot prints comes as `TAG| ...`: its header can be found, and none faked.
+
 The one busy thread per bot is gRPC's handler of the bot's Play stream: it sends what the seat
 puts in the bot's outbox and, after an act, reads the one reply into the bot's reply queue,
 where `act` waits for it with the deadline. Replies arrive as raw bytes and are parsed here,
@@ -37,6 +42,7 @@ import tempfile
 import threading
 import time
 from concurrent import futures
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -60,6 +66,8 @@ MAX_MOVE_CHARS = 1000               # far above any move in notation
 MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more breaks its stream
 DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
+LOG_HEADER = "== arena:"   # starts the arena's own lines in a bot log (one per match)
+LOG_PREFIX_END = "| "      # a bot's lines in its log start with its process tag and this
 EXIT_GRACE = 1.0   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
 # (0.2 s misread crashes as hang-ups on a loaded machine: a sandboxed tree takes a while to end)
 CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
@@ -80,6 +88,8 @@ class BotProcess:
         self.spec = spec
         self.lane = lane
         self.log_path = log_path
+        # Starts every line this process prints in the log (processes of one bot share it).
+        self.tag = f"{os.getpid()}.{next(host._process_numbers)}"
         self.token = secrets.token_hex(16)
         self.session = secrets.token_hex(16)
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()   # ArenaMessage, None = close
@@ -102,7 +112,7 @@ class BotProcess:
                 list(self.spec.command), self.spec.folder, env=env,
                 sockets=[self.socket_path], limits=self.host.limits,
                 log_path=self.log_path, log_cap_bytes=self.host.log_cap_bytes,
-                unsafe=self.host.unsafe_no_sandbox)
+                log_prefix=f"{self.tag}{LOG_PREFIX_END}", unsafe=self.host.unsafe_no_sandbox)
         except sandbox.SandboxUnavailable:
             self.kill()
             raise   # the user's setup, not the bot's fault: no forfeit, one line
@@ -131,6 +141,19 @@ class BotProcess:
     def cpu_seconds(self) -> float | None:
         """CPU time all the bot's processes used so far, or None once it is gone."""
         return self.process.cpu_seconds() if self.alive() else None
+
+    def log_header(self, text: str) -> None:
+        """Writes `text` into the log as an arena line: `== arena: ... ==`, naming the process
+        whose lines (those starting `TAG| `) follow. A bot's own lines always start with its
+        tag, so no bot output can pass for a header. Not written once the log is full."""
+        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+        line = f"{LOG_HEADER} {text}; process {self.tag} ==\n".encode(errors="replace")
+        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size + len(line) <= self.host.log_cap_bytes:
+                os.write(fd, line)   # one write of one line: whole between other writers' lines
+        finally:
+            os.close(fd)
 
     def alive(self) -> bool:
         return (not self.broken and self.process is not None and self.attached.is_set()
@@ -265,8 +288,13 @@ class BotSeat(Seat):
         if self.process is not None and not self.process.alive():
             self.process.kill()   # crashed or hung up since: end what may be left of it
             self.process = None
+        header = (f"match {info.label or self.match_id}: {info.game_id}, seat {info.seat} of "
+                  f"{info.players}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S} UTC")
         if self.process is None:
-            self.process = self.host._start(self.spec, info.time_control.startup, self.lane)
+            self.process = self.host._start(self.spec, info.time_control.startup, self.lane,
+                                            header)
+        else:
+            self.process.log_header(header)
         self.process.send(wire.new_match_message(
             self.match_id, info.game_id, info.options, info.seat, info.players,
             info.time_control, info.bot_seed))
@@ -329,8 +357,11 @@ class BotHost:
         self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-"))
         os.chmod(self.socket_dir, 0o700)
         self._socket_ids = itertools.count(1)
+        # Without a log folder the logs are temporary: close() removes them.
+        self.temporary_logs = not log_dir
         self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="arena-logs-"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._process_numbers = itertools.count(1)
         self._lock = threading.Lock()
         self._idle: list[BotProcess] = []   # released processes, least recently used first
         self._all: set[BotProcess] = set()
@@ -373,6 +404,8 @@ class BotHost:
         for process in processes:
             process.kill()
         shutil.rmtree(self.socket_dir, ignore_errors=True)
+        if self.temporary_logs:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def __enter__(self) -> "BotHost":
         return self
@@ -380,15 +413,23 @@ class BotHost:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def log_path(self, spec: BotSpec) -> Path:
+        """The log of every process of `spec`: one per bot version, kept across restarts; the
+        sandbox caps it (it counts what the file already holds), so a bot that crashes every
+        match cannot grow it."""
+        return self.log_dir / f"{spec.name}-{spec.version}.log"
+
     # -- for BotSeat and BotProcess ----------------------------------------------------------------
-    def _start(self, spec: BotSpec, budget: float, lane: int | None = None) -> BotProcess:
-        # One log per bot version, kept across restarts; the sandbox caps it (it counts
-        # what the file already holds), so a bot that crashes every match cannot grow it.
-        log_path = self.log_dir / f"{spec.name}-{spec.version}.log"
+    def _start(self, spec: BotSpec, budget: float, lane: int | None = None,
+               header: str | None = None) -> BotProcess:
+        """A new process of `spec`, started; `header` goes into its log first (so what the
+        bot prints while starting comes under its match's header)."""
         self._make_room()
-        process = BotProcess(self, spec, log_path, lane)
+        process = BotProcess(self, spec, self.log_path(spec), lane)
         with self._lock:
             self._all.add(process)
+        if header is not None:
+            process.log_header(header)
         process.start(budget)
         return process
 

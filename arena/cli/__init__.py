@@ -111,3 +111,5 @@ from arena.cli import bench_serve  # noqa: E402,F401
 from arena.cli import bench_sandbox  # noqa: E402,F401
 from arena.cli import bench_fairness  # noqa: E402,F401
 from arena.cli import doctor  # noqa: E402,F401
+from arena.cli import bot_cmds  # noqa: E402,F401
+from arena.cli import replay  # noqa: E402,F401

@@ -47,25 +47,28 @@ def _options_text(options: tuple[Option, ...]) -> str:
 @main.command("verify")
 # Plain strings, not click.Path: a bad path is a record that cannot be read (a JSON line),
 # not a usage error that would hide the verdicts of the other records.
-@click.argument("record_files", metavar="RECORD.json...", nargs=-1, required=True)
+@click.argument("record_files", metavar="RECORD.json|RECORDS.jsonl...", nargs=-1, required=True)
 @click.pass_context
 def verify_command(ctx: click.Context, record_files: tuple[str, ...]) -> None:
     """Replay each match record through the engine; print one JSON line per record.
 
-    A line is {"ok": true, "scores": [...], "ranks": [...], ...} or {"ok": false, "ply": K,
-    "error": "..."} with K the first failing move (null: the record cannot be read). Exit
-    status: 0 all verify, 1 a move or result fails, 2 a record cannot be read (the highest
-    over all records). "-" reads a record from standard input.
+    A file holds one record (JSON) or many (JSON Lines, one record per line, as `arena league
+    export` writes); "-" reads standard input. A line is {"ok": true, "scores": [...],
+    "ranks": [...], ...} or {"ok": false, "ply": K, "error": "..."} with K the first failing
+    move (null: the record cannot be read). Exit status: 0 all verify, 1 a move or result
+    fails, 2 a record cannot be read (the highest over all records).
     """
     status = records.VERIFIED
     for path in record_files:
-        verdict = _verify_file(path)
-        click.echo(json.dumps(verdict))
-        status = max(status, records.exit_status(verdict))
+        for verdict in _verify_file(path):
+            click.echo(json.dumps(verdict))
+            status = max(status, records.exit_status(verdict))
     ctx.exit(status)
 
 
-def _verify_file(path: str) -> dict:
+def _verify_file(path: str) -> list[dict]:
+    """One verdict per record in the file: JSON Lines when its first line is a whole JSON
+    object (a pretty-printed record's first line is only "{"), else one record."""
     try:
         if path == "-":
             text = sys.stdin.buffer.read()
@@ -73,6 +76,16 @@ def _verify_file(path: str) -> dict:
             with open(path, "rb") as file:
                 text = file.read()
     except OSError as error:
-        return {"ok": False, "ply": None,
-                "error": f"record cannot be read: {path}: {error.strerror or error}"}
-    return records.verify(text)
+        return [{"ok": False, "ply": None,
+                 "error": f"record cannot be read: {path}: {error.strerror or error}"}]
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > 1 and _is_json_object(lines[0]):
+        return [records.verify(line) for line in lines]
+    return [records.verify(text)]
+
+
+def _is_json_object(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False

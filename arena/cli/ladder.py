@@ -14,7 +14,7 @@ from arena.cli import main
 from arena.errors import ArenaError
 from arena.ratings import Outcome
 from arena.report import FORMATS, history_text, ladder_text
-from arena.store import read_league, read_missing_protections
+from arena.store import read_league, read_match_facts, read_missing_protections
 
 
 def parse_anchor(text: str | None) -> tuple[str, float] | None:
@@ -83,19 +83,23 @@ def _describe(rules: tuple) -> str:
               help="Print the pairwise score matrix instead of the ladder.")
 @click.option("--anchor", metavar="BOT=RATING", default=None,
               help="Pin one bot's rating (default: ratings average 0).")
+@click.option("--stats", is_flag=True,
+              help="Print per-bot statistics instead: points (mean, sd), results as first "
+                   "mover and in later seats, move times, forfeits by reason.")
 @click.option("--history", is_flag=True,
               help="Print running Elo after every match instead (classic Elo in match order).")
 @click.option("--k-factor", type=click.FloatRange(min=0.0, min_open=True), default=16.0,
               show_default=True, help="K of running Elo (with --history).")
 def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
-           history: bool, k_factor: float) -> None:
+           stats: bool, history: bool, k_factor: float) -> None:
     """Elo ladder (maximum likelihood, 95% intervals, LOS) of one or more leagues.
 
     Several leagues of the same game are merged into one ladder; a league still running
     is rated on the matches stored so far.
     """
-    if matrix and history:
-        raise ArenaError("--matrix and --history are two different tables: give one of them")
+    if matrix + history + stats > 1:
+        raise ArenaError("--matrix, --stats and --history are different tables: give one of "
+                         "them")
     if history and anchor is not None:
         raise ArenaError("--anchor sets the scale of the ladder; running Elo (--history) "
                          "starts every bot at 0: give one of them")
@@ -108,7 +112,10 @@ def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
         click.echo(history_text(outcomes, fmt, k=k_factor))
     else:
         title = f"Arena ladder: {', '.join(Path(folder).name for folder in leagues)} ({rules})"
-        click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix, title=title))
+        facts = ([fact for folder in leagues for fact in read_match_facts(folder)]
+                 if stats or fmt == "html" else None)
+        click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix, title=title,
+                               facts=facts, stats=stats))
         if fmt in ("table", "markdown"):
             for line in missing_protections_footer(leagues):
                 click.echo(line)

@@ -1,10 +1,11 @@
-"""`arena league run` / `arena league resume`, their progress bar, and `arena bench league`.
+"""`arena league run` / `resume` / `export`, their progress bar, and `arena bench league`.
 
 A league comes from flags, from a TOML file (`--config`; its keys: arena.league_config), or
 both (flags win).
 """
 from __future__ import annotations
 
+import json
 import math
 import signal
 import sys
@@ -17,16 +18,18 @@ import click
 import numpy as np
 
 from arena.cli import bench, main
-from arena.keys import random_seed
-from arena.bots.manifest import resolution_help
+from arena.botcheck import check_league_bots
+from arena.bots.manifest import BUILTIN, resolution_help
+from arena.keys import LeagueKey, random_seed
 from arena.league import League, resume_league, run, start_league
-from arena.league_config import LeagueError, config_from_settings, read_config_file
+from arena.league_config import (LeagueConfig, LeagueError, check_config, config_from_settings,
+                                 read_config_file)
 from arena.workers import Executor, ProcessPool, default_workers
 from arena.ratings import Outcome, score_matrix
 from arena.cli.ladder import missing_protections_footer
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES
-from arena.store import read_outcomes
+from arena.store import Store, read_outcomes, read_records
 
 RESULTS = Path("results")
 
@@ -37,6 +40,10 @@ def league() -> None:
 
 
 def _workers_option(command):
+    command = click.option("--skip-check", is_flag=True,
+                           help="Do not check the bots before the first match (by default "
+                                "each bot plays one short match, as in `arena bot check`, "
+                                "and the league refuses to start if one fails).")(command)
     command = click.option("--quiet", is_flag=True,
                            help="No progress bar (for scripts); the ladder is still printed."
                            )(command)
@@ -102,7 +109,7 @@ def _executor(workers: int | None, executor: str, ray_address: str | None,
 @_workers_option
 def run_command(config_path, bots, game, option_pairs, players, deals, seed, move_time, tc,
                 startup_time, gauntlet, tables, name, out, unsafe_no_sandbox, workers,
-                executor, ray_address, fresh_bots, quiet):
+                executor, ray_address, fresh_bots, quiet, skip_check):
     """Run a new league and print its ladder."""
     settings = read_config_file(config_path) if config_path else {}
     flags = {"game": game, "players": players, "deals": deals, "seed": seed,
@@ -121,6 +128,10 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
         if "/" in name or name in ("", ".", ".."):
             raise LeagueError(f"league name {name!r} is not a folder name: use --out for a path")
         out = RESULTS / name
+    if not skip_check:   # bad input gets its own message first
+        bots, _ = check_config(config, LeagueKey.new())   # any key: only the bots are used
+        Store.check_free(out)
+        _check_bots(config, [bot.source for bot in bots], quiet)
     with start_league(out, out.name, config) as opened:
         if not quiet:
             click.echo(f"league {out}: {config.game}, {config.players} players, "
@@ -132,14 +143,34 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
 @league.command("resume")
 @click.argument("folder", type=click.Path(path_type=Path))
 @_workers_option
-def resume_command(folder, workers, executor, ray_address, fresh_bots, quiet):
+def resume_command(folder, workers, executor, ray_address, fresh_bots, quiet, skip_check):
     """Finish a stopped or killed league (results/NAME): plays only the missing matches."""
     pool = _executor(workers, executor, ray_address, quiet)
     with resume_league(folder) as opened:
+        if not skip_check and opened.missing():
+            _check_bots(opened.config, [bot.source for bot in opened.bots], quiet)
         if not quiet:
             click.echo(f"league {folder}: {len(opened.missing())} of {len(opened.specs)} "
                        "matches to play", err=True)
         _play(opened, pool, fresh_bots, quiet)
+
+
+def _check_bots(config: LeagueConfig, sources: list[str], quiet: bool) -> None:
+    """`arena bot check` of every bot folder, one short match each at the league's game,
+    player count and time control; refuses the league (one line per failing bot) if any fails."""
+    folders = [source for source in sources if not source.startswith(BUILTIN)]
+    if not folders:
+        return
+    if not quiet:
+        click.echo(f"checking {len(folders)} bot(s) with one short match each "
+                   "(--skip-check to skip)", err=True)
+    failures = check_league_bots(folders, config.game, config.players, config.timing(),
+                                 unsafe_no_sandbox=not config.sandbox)
+    for line in failures:
+        click.echo(f"arena: {line}", err=True)
+    if failures:
+        raise LeagueError(f"{len(failures)} bot(s) failed the check: see `arena bot check "
+                          "FOLDER` for the details, fix them, or pass --skip-check")
 
 
 def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None:
@@ -172,7 +203,8 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 class Progress:
-    """A one-line progress bar: done/total, rate, ETA and the current leader.
+    """A one-line progress bar: done/total, rate, ETA and the current leader, the bot with
+    the highest share of pairwise points so far ("leader greedy (64% of pairwise points)").
 
     On a terminal the line redraws in place (at most 5 times a second); elsewhere (logs, CI)
     a line is printed at every tenth of the league. With no stream it stays silent.
@@ -237,7 +269,7 @@ class Progress:
         share = np.divide(matrix.points.sum(axis=1), results, out=np.zeros(len(results)),
                           where=results > 0)
         best = int(np.argmax(share))
-        return f"{matrix.bots[best].split('@')[0]} ({share[best]:.0%})"
+        return f"{matrix.bots[best].split('@')[0]} ({share[best]:.0%} of pairwise points)"
 
     def finish(self) -> None:
         if self.live:
@@ -255,3 +287,29 @@ def bench_league(deals, repeats, move_time):
     """Matches per second of a 4-bot mandala league of sample bots, 1 worker vs 2."""
     from arena.bench.league import measure, render
     click.echo(render(measure(deals=deals, move_time=move_time, repeats=repeats)))
+
+
+@league.command("export")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file (default: standard output).")
+def export_command(folder, output):
+    """Write a league's match records as JSON Lines: one arena-record/1 per line, in schedule
+    order, each with its league match id as key `match` (for `arena replay --match`)."""
+    if output is not None and not output.parent.is_dir():
+        raise LeagueError(f"cannot write {output}: folder {output.parent} does not exist")
+    lines = (json.dumps({**record, "match": match_id}, separators=(",", ":"))
+             for match_id, record in read_records(folder))
+    if output is None:
+        for line in lines:
+            click.echo(line)
+        return
+    draft = output.with_name(output.name + ".part")   # a reader never sees half an export
+    try:
+        with open(draft, "w") as file:
+            count = sum(file.write(line + "\n") > 0 for line in lines)
+        draft.replace(output)
+    except OSError as error:
+        draft.unlink(missing_ok=True)
+        raise LeagueError(f"cannot write {output}: {error.strerror}") from None
+    click.echo(f"{count} records of {folder} written to {output}", err=True)

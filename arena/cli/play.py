@@ -16,6 +16,9 @@ from arena.match import Ended, Forfeited, Moved, Seat, StrategySeat, play_match
 from engine import records, registry
 
 
+FORFEIT_LOG_LINES = 20
+
+
 @main.command()
 @click.argument("game")
 @click.option("--bot", "bots", multiple=True, required=True, metavar="BOT",
@@ -31,6 +34,10 @@ from engine import records, registry
               help="A rule option of the game (repeatable; see `arena games`).")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the match record (arena-record/1 JSON) to this file.")
+@click.option("--logs", "logs_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the bots' stderr logs in this folder (default: beside --record, as "
+                   "RECORD.logs; without --record they are temporary, and a forfeiting bot's "
+                   "log is printed before they go).")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
 @click.option("--move-time", type=float, default=None,
               help="Per-move limit in seconds (default 1.0 when no --tc).")
@@ -40,7 +47,7 @@ from engine import records, registry
               help="Seconds a bot process gets to start and finish its handshake (default 10).")
 @click.option("--unsafe-no-sandbox", is_flag=True,
               help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
-def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time, tc,
+def play(game, bots, players, seed, option_pairs, record_path, logs_dir, quiet, move_time, tc,
          startup_time, unsafe_no_sandbox):
     """Play one match of GAME and print a move-by-move log and the result."""
     game_obj = registry.get(game)
@@ -53,22 +60,29 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
     if record_path is not None and not record_path.parent.is_dir():   # before, not after, the match
         raise ArenaError(f"cannot write the record to {record_path}: "
                          f"folder {record_path.parent} does not exist")
+    if logs_dir is None and record_path is not None:
+        logs_dir = record_path.with_name(record_path.stem + ".logs")
     if seed is None:
         seed = random_seed()
     # Keyed: a bot that guesses the seed typed here still cannot rebuild the deal.
     seeds = installation_key().match_seeds(f"play:{seed}", players)
     with ExitStack() as stack:
         hosts: list = []   # at most one BotHost, started only when a bot folder is given
-        seats = [make_seat(bot, game, stack, hosts, unsafe_no_sandbox, lane)
+        seats = [make_seat(bot, game, stack, hosts, unsafe_no_sandbox, lane, logs_dir)
                  for lane, bot in enumerate(bots)]
         if not quiet:
             click.echo(f"{game}, {players} players, seed {seed}, {time_control.describe()}")
             for index, seat in enumerate(seats):
                 click.echo(f"  seat {index}: {seat.name} ({seat.version})")
             if hosts:
-                click.echo(f"  bot logs in {hosts[0].log_dir}")
+                click.echo(f"  bot logs in {hosts[0].log_dir}" + (
+                    " (temporary: --logs FOLDER or --record keeps them)"
+                    if hosts[0].temporary_logs else ""))
         record = play_match(game, players, options, seeds.deal, seats, time_control,
-                            on_event=None if quiet else print_event, bot_seeds=seeds.bots)
+                            on_event=None if quiet else print_event, bot_seeds=seeds.bots,
+                            label=f"play seed {seed}")
+        if hosts and hosts[0].temporary_logs:
+            show_forfeiter_log(record, seats, hosts[0])
     result = record["result"]
     if quiet:
         click.echo(f"scores {result['scores']} ranks {result['ranks']} end {result['end']}")
@@ -83,7 +97,7 @@ def play(game, bots, players, seed, option_pairs, record_path, quiet, move_time,
 
 
 def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: bool,
-              lane: int) -> Seat:
+              lane: int, logs_dir: Path | None) -> Seat:
     """A seat for `--bot BOT` (resolved by arena.bots.resolve_bot): a built-in strategy
     in-process, or a bot folder run as a sandboxed process."""
     resolved = resolve_bot(bot, game_id)
@@ -92,8 +106,26 @@ def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: boo
     from arena.bots import BotHost   # gRPC is imported only when a bot folder is used
 
     if not hosts:
-        hosts.append(stack.enter_context(BotHost(unsafe_no_sandbox=unsafe)))
+        if logs_dir is not None:
+            try:
+                logs_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise ArenaError(f"cannot make the log folder {logs_dir}: "
+                                 f"{error.strerror}") from None
+        hosts.append(stack.enter_context(BotHost(unsafe_no_sandbox=unsafe, log_dir=logs_dir)))
     return stack.enter_context(hosts[0].seat(resolved, lane=lane))
+
+
+def show_forfeiter_log(record: dict, seats: list[Seat], host) -> None:
+    """The end of a forfeiting bot's log, printed before its temporary folder goes."""
+    forfeit = record["result"].get("forfeit")
+    spec = getattr(seats[forfeit["seat"]], "spec", None) if forfeit else None
+    if spec is None or not host.log_path(spec).is_file():
+        return   # no forfeit, or a built-in bot's
+    path = host.log_path(spec)
+    lines = path.read_text(errors="replace").splitlines()[-FORFEIT_LOG_LINES:]
+    click.echo(f"the end of {path.name}, the log of seat {forfeit['seat']}:", err=True)
+    click.echo("\n".join(lines), err=True)
 
 
 def print_event(event) -> None:

@@ -39,8 +39,10 @@ _log = logging.getLogger("arena.sandbox")
 def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, str],
           sockets: Sequence[str | os.PathLike] = (), bind_rw: Sequence[str | os.PathLike] = (),
           limits: Limits = Limits(), log_path: str | os.PathLike,
-          log_cap_bytes: int = 1 * MiB, unsafe: bool = False) -> "SandboxedProcess":
-    """Starts `argv` in the bot's folder, sandboxed; its output goes to `log_path` (appended).
+          log_cap_bytes: int = 1 * MiB, log_prefix: str = "",
+          unsafe: bool = False) -> "SandboxedProcess":
+    """Starts `argv` in the bot's folder, sandboxed; its output goes to `log_path` (appended,
+    whole lines, each starting with `log_prefix`: see `logdrain`).
 
     `argv[0]` is looked up on the sandbox PATH (the arena's Python first, so `python` is the
     arena's interpreter); other paths in argv should be relative to the bot's folder. `env` is
@@ -125,7 +127,7 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
         raise
     try:   # from here the SandboxedProcess closes the descriptors, whatever happens
         return SandboxedProcess(command, environment, cwd, uid, Path(log_path), log_cap_bytes,
-                                arena_pipe[1], status_pipe[0], groups, fds)
+                                arena_pipe[1], status_pipe[0], groups, fds, log_prefix)
     except BaseException:
         groups.remove()
         raise
@@ -223,7 +225,8 @@ class SandboxedProcess:
 
     def __init__(self, command: list[str], env: dict[str, str], cwd: Path | None,
                  uid: int | None, log_path: Path, log_cap_bytes: int, arena_end: int,
-                 status_end: int, groups: cgroups.BotCgroups, pass_fds: list[int]):
+                 status_end: int, groups: cgroups.BotCgroups, pass_fds: list[int],
+                 log_prefix: str = ""):
         self.uid = uid
         """The bot's own uid when the arena runs as root, else None."""
         self.log_path = log_path
@@ -260,7 +263,7 @@ class SandboxedProcess:
         self._lock = threading.Lock()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._drain = threading.Thread(
-            target=logdrain.drain, args=(read_end, log_path, log_cap_bytes),
+            target=logdrain.drain, args=(read_end, log_path, log_cap_bytes, log_prefix.encode()),
             name=f"sandbox-log-{self.pid}", daemon=True)
         self._drain.start()
 

@@ -1,0 +1,113 @@
+"""Per-bot statistics of leagues, beside the ladder: what a bot author looks at first.
+
+For each bot (label `name@version`): its points (mean and standard deviation of its score per
+match; for 1-player games that is the mean score), its results as first mover and in the
+other seats (share of pairwise points: 1 for each seat it beat in a match, 1/2 for each
+tie), its move times (mean and maximum over every move it made) and its forfeits by reason.
+Numbers only: `arena.report` and `arena.page` draw them.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class MatchFacts:
+    """What the statistics need of one stored match (`arena.store.read_match_facts`)."""
+
+    bots: tuple[str, ...]            # label per seat
+    scores: tuple[float, ...]
+    ranks: tuple[int, ...]
+    forfeit_seat: int | None
+    forfeit_reason: str | None
+    move_times: tuple[tuple[int, float], ...]   # (seat, seconds) of each timed move
+
+
+@dataclass
+class BotStats:
+    bot: str
+    matches: int = 0
+    points: list[float] = field(default_factory=list)
+    seat_points: dict[str, float] = field(default_factory=lambda: {"first": 0.0, "later": 0.0})
+    seat_results: dict[str, int] = field(default_factory=lambda: {"first": 0, "later": 0})
+    move_count: int = 0
+    move_seconds: float = 0.0
+    slowest: float | None = None
+    forfeits: Counter = field(default_factory=Counter)
+
+    @property
+    def mean_points(self) -> float:
+        return sum(self.points) / len(self.points) if self.points else math.nan
+
+    @property
+    def sd_points(self) -> float:
+        """Sample standard deviation (NaN below two matches)."""
+        if len(self.points) < 2:
+            return math.nan
+        mean = self.mean_points
+        return math.sqrt(sum((p - mean) ** 2 for p in self.points) / (len(self.points) - 1))
+
+    def seat_score(self, which: str) -> float:
+        """Share of pairwise points in the first seat ("first") or the others ("later")."""
+        results = self.seat_results[which]
+        return self.seat_points[which] / results if results else math.nan
+
+    @property
+    def mean_move(self) -> float:
+        return self.move_seconds / self.move_count if self.move_count else math.nan
+
+
+def bot_stats(matches: Sequence[MatchFacts], order: Sequence[str] | None = None
+              ) -> list[BotStats]:
+    """One BotStats per bot, in `order` (e.g. the ladder's) and then by name."""
+    stats: dict[str, BotStats] = {}
+    for match in matches:
+        for seat, bot in enumerate(match.bots):
+            entry = stats.setdefault(bot, BotStats(bot))
+            entry.matches += 1
+            entry.points.append(float(match.scores[seat]))
+            which = "first" if seat == 0 else "later"
+            for other, rank in enumerate(match.ranks):
+                if other != seat:
+                    mine = match.ranks[seat]
+                    entry.seat_points[which] += 1.0 if mine < rank else 0.5 if mine == rank else 0.0
+                    entry.seat_results[which] += 1
+            if match.forfeit_seat == seat:
+                entry.forfeits[match.forfeit_reason or "unknown"] += 1
+        for seat, seconds in match.move_times:
+            entry = stats[match.bots[seat]]
+            entry.move_count += 1
+            entry.move_seconds += seconds
+            entry.slowest = seconds if entry.slowest is None else max(entry.slowest, seconds)
+    ranked = {bot: index for index, bot in enumerate(order or ())}
+    return sorted(stats.values(), key=lambda s: (ranked.get(s.bot, len(ranked)), s.bot))
+
+
+def stats_records(stats: Sequence[BotStats]) -> list[dict]:
+    """One plain dict per bot (what csv and json print; times in milliseconds)."""
+    def number(value: float, digits: int = 2) -> float | None:
+        return None if value is None or math.isnan(value) else round(value, digits) + 0.0
+
+    return [{
+        "bot": s.bot, "matches": s.matches,
+        "mean_points": number(s.mean_points), "sd_points": number(s.sd_points),
+        "first_seat_score_pct": number(s.seat_score("first") * 100, 1),
+        "first_seat_results": s.seat_results["first"],
+        "later_seats_score_pct": number(s.seat_score("later") * 100, 1),
+        "later_seats_results": s.seat_results["later"],
+        "mean_move_ms": number(s.mean_move * 1000, 1),
+        "max_move_ms": number(None if s.slowest is None else s.slowest * 1000, 1),
+        "forfeits": dict(sorted(s.forfeits.items())),
+    } for s in stats]
+
+
+STATS_NOTES = (
+    "points: the bot's score per match, mean and standard deviation (1-player games: the "
+    "mean score).",
+    "1st seat / later seats: share of pairwise points (1 per seat beaten in a match, 1/2 per "
+    "tie) when it moved first and in the other seats, with the number of pairwise results.",
+    "move ms: mean and maximum time of the bot's moves, as the arena timed them.",
+)

@@ -1,0 +1,51 @@
+"""`arena bot check FOLDER`: the compliance run of one bot folder, as a table."""
+from __future__ import annotations
+
+import click
+from tabulate import tabulate
+
+from arena.botcheck import CheckRow, check_bot
+from arena.cli import main
+from arena.clock import TimeControl
+from engine import registry
+
+
+@main.group()
+def bot() -> None:
+    """Bot authors' tools: check a bot folder before a league."""
+
+
+@bot.command("check")
+@click.argument("folder", type=click.Path(path_type=str))
+@click.option("--game", "games", multiple=True, metavar="GAME",
+              help="Check only this game (repeatable; default: every game the bot declares).")
+@click.option("--move-time", type=float, default=None,
+              help="Per-move limit in seconds (default 1.0 when no --tc).")
+@click.option("--tc", default=None, metavar="BANK+INC", help="Time bank and increment, e.g. 10+0.1.")
+@click.option("--startup-time", type=float, default=None,
+              help="Seconds the bot gets to start and shake hands (default 10).")
+@click.option("--unsafe-no-sandbox", is_flag=True,
+              help="Run the bot without the bubblewrap sandbox (trusted bots only).")
+@click.pass_context
+def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_sandbox):
+    """Validate FOLDER's manifest, start the bot in the sandbox, and play short matches in
+    every game and player count it declares (against `random` and itself); exit 0 only when
+    every check passes."""
+    time_control = TimeControl.from_cli(move_time, tc, startup_time)
+    for game in games:
+        registry.get(game)   # an unknown game is a usage error (exit 2), not a failed check
+    report = check_bot(folder, list(games) or None, unsafe_no_sandbox=unsafe_no_sandbox,
+                       time_control=time_control, on_row=_progress)
+    click.echo(tabulate([(row.check, row.result, row.detail) for row in report.rows],
+                        headers=("check", "result", "detail"), tablefmt="simple",
+                        maxcolwidths=[None, None, 90]))
+    if not report.passed:
+        click.echo(f"\nbot log (stderr):\n{report.log_excerpt}")
+    failed = sum(row.result == "FAIL" for row in report.rows)
+    click.echo(f"\n{report.bot or folder}: "
+               + ("all checks passed" if report.passed else f"{failed} check(s) failed"))
+    ctx.exit(0 if report.passed else 1)
+
+
+def _progress(row: CheckRow) -> None:
+    click.echo(f"  {row.check}: {row.result}", err=True)

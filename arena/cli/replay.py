@@ -1,0 +1,86 @@
+"""`arena replay`: a stored match again, move by move as text (as `arena play` prints it)
+or as one self-contained HTML page (`arena.replay_page`)."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import click
+
+from arena.cli import main
+from arena.cli.play import print_event
+from arena.errors import ArenaError
+from arena.match import Ended, Forfeited, Moved
+from arena.replay_page import render_replay_html, seat_names, steps
+from arena.store import DB_NAME, read_record
+from engine.core import CHANCE
+
+
+@main.command()
+@click.argument("source", metavar="RECORD|LEAGUE_FOLDER")
+@click.option("--match", "match_id", default=None, metavar="ID",
+              help="The match of a league (or of a JSON Lines export), e.g. d0003:greedy,random.")
+@click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text",
+              show_default=True, help="text: move by move with the table after each; "
+                                      "html: one page that steps through the plies.")
+def replay(source: str, match_id: str | None, fmt: str) -> None:
+    """Replay a stored match through the engine: a record file, or a league's match."""
+    record = load_record(source, match_id)
+    if fmt == "html":
+        click.echo(render_replay_html(record), nl=False)
+        return
+    names = seat_names(record)
+    click.echo(f"{record['game']}, {len(names)} players, seed {record.get('seed')}")
+    for index, name in enumerate(names):
+        click.echo(f"  seat {index}: {name}")
+    state = None
+    for step in steps(record):
+        state = step.state
+        if step.ply is None:
+            click.echo("start")
+            click.echo(textwrap.indent(state.render(), "    "))
+            continue
+        bot = CHANCE if step.seat == CHANCE else record["players"][step.seat]
+        print_event(Moved(step.ply, step.seat, bot, step.move, step.seconds, state))
+    result = record.get("result") or {}
+    forfeit = result.get("forfeit")
+    if forfeit:
+        print_event(Forfeited(len(record["moves"]), forfeit["seat"],
+                              record["players"][forfeit["seat"]], forfeit["reason"],
+                              forfeit.get("detail", "")))
+    if result:
+        print_event(Ended(record, state))
+
+
+def load_record(source: str, match_id: str | None) -> dict:
+    """The record in a file (one JSON record, or JSON Lines picked by --match), or match
+    `match_id` of a league folder."""
+    path = Path(source)
+    if path.is_dir() or path.name == DB_NAME:
+        if match_id is None:
+            raise ArenaError(f"{source} is a league: name the match with --match ID "
+                             "(ids: `arena league export` lists them)")
+        return read_record(path, match_id)
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ArenaError(f"cannot read the record {source}: "
+                         f"{getattr(error, 'strerror', None) or error}") from None
+    try:
+        found = [json.loads(text)]
+    except json.JSONDecodeError:   # JSON Lines: one record per line
+        try:
+            found = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as error:
+            raise ArenaError(f"{source} is neither a JSON record nor JSON Lines of records: "
+                             f"line {error.lineno}: {error.msg}") from None
+    if not all(isinstance(record, dict) for record in found):
+        raise ArenaError(f"{source} holds something else than match records")
+    if match_id is not None:
+        found = [record for record in found if record.get("match") == match_id]
+        if not found:
+            raise ArenaError(f"{source} has no match {match_id!r}")
+    if len(found) != 1:
+        raise ArenaError(f"{source} holds {len(found)} records: name one with --match ID")
+    return found[0]
