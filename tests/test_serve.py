@@ -474,6 +474,18 @@ def test_pages_in_chromium(service, browser):
     WebDriverWait(browser, 30).until(lambda driver: "/matches/" in driver.current_url)
     moves = browser.find_elements(By.CSS_SELECTOR, "table.moves tbody tr")
     assert len(moves) > 10
+    # The replay viewer of `arena replay`, stepping through the record in its frame.
+    match_url = browser.current_url
+    browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, "iframe.replay"))
+    counter = browser.find_element(By.ID, "counter").text
+    browser.find_element(By.ID, "next").click()
+    WebDriverWait(browser, 10).until(
+        lambda driver: driver.find_element(By.ID, "counter").text != counter)
+    assert browser.find_element(By.ID, "table").text
+    browser.find_element(By.ID, "last").click()
+    assert browser.find_element(By.ID, "result").text
+    browser.switch_to.default_content()
+    assert browser.current_url == match_url
     browser.find_element(By.CSS_SELECTOR, "table.seats a").click()
     WebDriverWait(browser, 30).until(lambda driver: "/bots/" in driver.current_url)
     assert browser.find_element(By.CSS_SELECTOR, "table.versions")

@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from arena.errors import ArenaError
+from arena.replay_page import render_replay_html
 from arena.serve import views
 from arena.serve.admission import SubmissionError, submit
 from arena.serve.authors import Author, authenticate
@@ -120,7 +121,8 @@ def create_app(service: Service) -> Starlette:
 
     def match_page(request: Request) -> Response:
         match = need(views.match(service.db, request.path_params["match"]), "match")
-        return page(request, "match.html", policy=REPLAY_POLICY, match=match)
+        return page(request, "match.html", policy=REPLAY_POLICY, match=match,
+                    replay=render_replay_html(match.record))
 
     def submission_page(request: Request) -> Response:
         viewer = author_of(request, allow_cookie=True)

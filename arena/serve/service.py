@@ -19,7 +19,7 @@ from arena.serve.admission import Admission
 from arena.serve.app import Service, create_app
 from arena.serve.db import Ladder, ServiceDB
 from arena.serve.player import MatchPlayer
-from arena.serve.trial import trial_match_check
+from arena.serve.compliance import compliance_check
 from arena.serve.uploads import UploadLimits
 from arena.workers import Executor
 from engine import registry
@@ -88,10 +88,7 @@ def serve(options: ServeOptions, executors: Callable[[], Executor]) -> None:
     (db.folder / "logs").mkdir(exist_ok=True)
     player = MatchPlayer(db, list(ladders.values()), executors, key, options.workers,
                          db.folder / "logs")
-    admission = Admission(db, ladders,
-                          lambda version, ladder, logs: trial_match_check(version, ladder,
-                                                                          logs, key),
-                          on_admitted=player.news.set)
+    admission = Admission(db, ladders, compliance_check, on_admitted=player.news.set)
     app = create_app(Service(db, ladders, options.limits, options.submissions_per_hour,
                              on_submission=admission.news.set))
     admission.start()
