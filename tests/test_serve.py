@@ -477,6 +477,9 @@ def test_pages_in_chromium(service, browser):
     # The replay viewer of `arena replay`, stepping through the record in its frame.
     match_url = browser.current_url
     browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, "iframe.replay"))
+    WebDriverWait(browser, 30).until(   # the frame's document loads after the page's
+        lambda driver: driver.find_elements(By.ID, "counter")
+        and driver.find_element(By.ID, "counter").text)
     counter = browser.find_element(By.ID, "counter").text
     browser.find_element(By.ID, "next").click()
     WebDriverWait(browser, 10).until(
