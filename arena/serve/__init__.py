@@ -5,5 +5,10 @@ thread that checks submissions (`admission.py`) and a thread that keeps playing 
 the league's worker processes (`player.py`), picking them with `scheduler.py` and refitting
 ratings from the database as they land (`standings.py`). Everything lives in one folder: the
 SQLite database (`db.py`) and the submitted bots, unpacked read-only (`uploads.py`). Authors
-and their tokens: `authors.py`.
+and their tokens: `authors.py`. The admission check is `arena bot check`'s compliance run
+(`compliance.py`).
+
+The web stack is Starlette on uvicorn with Jinja2 templates: a well-kept ASGI stack that
+brings routing, multipart uploads with limits and a production HTTP server, and templates
+that escape by default, instead of a home-made server.
 """
