@@ -56,7 +56,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -383,14 +383,6 @@ class Ladder:
 def ladder(outcomes: Sequence[Outcome], anchor: tuple[str, float] | None = None,
            confidence: float = 0.95) -> Ladder:
     """The table of bots by fitted Elo, best first, with tallies and LOS to the next bot."""
-    pairs = pairwise_results(outcomes)
-    fit = fit_elo(pairs, anchor=anchor)
-    n = len(pairs.bots)
-    wins = np.bincount(np.concatenate([pairs.first[pairs.score == 1],
-                                       pairs.second[pairs.score == 0]]), minlength=n)
-    draws = np.bincount(np.concatenate([pairs.first[pairs.score == 0.5],
-                                        pairs.second[pairs.score == 0.5]]), minlength=n)
-    results = np.bincount(np.concatenate([pairs.first, pairs.second]), minlength=n)
     games: dict[str, int] = defaultdict(int)
     forfeits: dict[str, int] = defaultdict(int)
     for outcome in outcomes:
@@ -398,19 +390,40 @@ def ladder(outcomes: Sequence[Outcome], anchor: tuple[str, float] | None = None,
             games[bot] += 1
         if outcome.forfeit_seat is not None:
             forfeits[outcome.bots[outcome.forfeit_seat]] += 1
+    return ladder_of(pairwise_results(outcomes), games, forfeits, anchor=anchor,
+                     confidence=confidence)
+
+
+def ladder_of(pairs: PairwiseResults, games: Mapping[str, int], forfeits: Mapping[str, int],
+              *, anchor: tuple[str, float] | None = None, confidence: float = 0.95,
+              shown: Collection[str] | None = None) -> Ladder:
+    """The ladder from pairwise results and per-bot tallies of matches and forfeits.
+
+    Every bot is fitted; with `shown`, only those bots get rows (ranked among themselves,
+    LOS to the next row shown): a service's ladder fits retired versions too, whose results
+    inform the others' ratings, but lists only current ones.
+    """
+    fit = fit_elo(pairs, anchor=anchor)
+    n = len(pairs.bots)
+    wins = np.bincount(np.concatenate([pairs.first[pairs.score == 1],
+                                       pairs.second[pairs.score == 0]]), minlength=n)
+    draws = np.bincount(np.concatenate([pairs.first[pairs.score == 0.5],
+                                        pairs.second[pairs.score == 0.5]]), minlength=n)
+    results = np.bincount(np.concatenate([pairs.first, pairs.second]), minlength=n)
     # Best first; equal ratings keep the label order so the table is deterministic.
-    order = sorted(range(n), key=lambda i: (-round(fit.elo[i], 9), pairs.bots[i]))
+    order = sorted((i for i in range(n) if shown is None or pairs.bots[i] in shown),
+                   key=lambda i: (-round(fit.elo[i], 9), pairs.bots[i]))
     half_width = fit.interval(confidence)
     rows = []
     for position, i in enumerate(order):
         bot = pairs.bots[i]
-        next_bot = pairs.bots[order[position + 1]] if position + 1 < n else None
+        next_bot = pairs.bots[order[position + 1]] if position + 1 < len(order) else None
         rows.append(LadderRow(
             rank=position + 1, bot=bot, elo=float(fit.elo[i]), interval=float(half_width[i]),
-            games=games[bot],
+            games=games.get(bot, 0),
             score=float((wins[i] + draws[i] / 2) / results[i]) if results[i] else math.nan,
             wins=int(wins[i]), draws=int(draws[i]), losses=int(results[i] - wins[i] - draws[i]),
-            forfeits=forfeits[bot],
+            forfeits=forfeits.get(bot, 0),
             los_next=fit.los(bot, next_bot) if next_bot is not None else None))
     return Ladder(tuple(rows), fit, confidence, pairs.deals)
 

@@ -120,10 +120,13 @@ class RayPool(Dispatcher):
         self.quiet = quiet
         self._started_ray = False
 
-    def connect(self) -> None:
+    def connect(self, *, stay: bool = False) -> None:
         """Joins the cluster (or starts Arena's own); LeagueError in one line if it cannot,
         or if it has fewer CPUs than workers asked. Called before a league folder is
-        created, so a bad address creates nothing."""
+        created, so a bad address creates nothing.
+
+        `stay`: keep Ray up after each run (a service runs many; Ray stops at exit), rather
+        than stopping a local instance this pool started when its run ends."""
         ray = _ray()
         if ray.is_initialized():
             return
@@ -141,6 +144,8 @@ class RayPool(Dispatcher):
             raise LeagueError(f"--workers {self.workers} but {where} has {cpus} CPUs for Ray "
                               f"(each worker needs one): give --workers {cpus} or fewer, or "
                               "leave --workers out")
+        if stay:
+            self._started_ray = False   # no run stops it
 
     def _init(self, ray) -> None:
         if self.address is None:

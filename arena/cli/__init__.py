@@ -106,6 +106,8 @@ from arena.cli import ladder  # noqa: E402,F401
 from arena.cli import bench_ratings  # noqa: E402,F401
 from arena.cli import league  # noqa: E402,F401
 from arena.cli import bench_protocol  # noqa: E402,F401
+from arena.cli import serve  # noqa: E402,F401
+from arena.cli import bench_serve  # noqa: E402,F401
 from arena.cli import bench_sandbox  # noqa: E402,F401
 from arena.cli import bench_fairness  # noqa: E402,F401
 from arena.cli import doctor  # noqa: E402,F401

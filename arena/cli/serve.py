@@ -1,0 +1,135 @@
+"""`arena serve` (the ladder service), `arena author add` and `arena submit` (its clients)."""
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Callable
+
+import click
+
+from arena.cli import main
+from arena.errors import ArenaError
+from arena.league_config import LeagueError
+from arena.workers import Executor, ProcessPool, default_workers
+
+
+@main.command()
+@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The service's folder: its database and submitted bots (made if new).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--ladder", "ladders", multiple=True, metavar="GAME:PLAYERS",
+              help="A ladder to serve (repeatable; default mandala:2).")
+@click.option("--workers", type=int, default=None,
+              help="Matches played at once (default: the machine's cores; with Ray, the "
+                   "cluster's CPUs).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+              show_default=True, help="Where matches run: local processes or Ray actors.")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="With --executor ray: join this running Ray cluster.")
+@click.option("--move-time", type=float, default=None,
+              help="Per-move limit of the ladders' matches in seconds (default 1.0 when no "
+                   "--tc).")
+@click.option("--tc", default=None, metavar="BANK+INC", help="Time bank and increment.")
+@click.option("--startup-time", type=float, default=None,
+              help="Seconds a bot gets to start and shake hands (default 10).")
+@click.option("--submissions-per-hour", type=click.IntRange(min=1), default=None,
+              help="Most submissions an author may make in an hour (default 20).")
+def serve(data, host, port, ladders, workers, executor, ray_address, move_time, tc,
+          startup_time, submissions_per_hour) -> None:
+    """Run a ladder service: authors submit bots, the ladders keep playing, a browser shows
+    them (and a JSON API under /api/)."""
+    from arena.clock import TimeControl
+    from arena.serve import service
+    wanted = [service.parse_ladder(text) for text in ladders or ("mandala:2",)]
+    time_control = TimeControl.from_cli(move_time, tc, startup_time).to_record()
+    count = workers if workers is not None else default_workers()
+    options = service.ServeOptions(
+        data=data, host=host, port=port, ladders=wanted, workers=count,
+        time_control=time_control,
+        submissions_per_hour=submissions_per_hour or service.DEFAULT_SUBMISSIONS_PER_HOUR)
+    service.serve(options, _executors(workers, executor, ray_address))
+
+
+def _executors(workers: int | None, executor: str,
+               ray_address: str | None) -> Callable[[], Executor]:
+    """Makes a new executor for each batch of matches (Ray joined once, kept up)."""
+    if ray_address is not None and executor != "ray":
+        raise LeagueError("--ray-address needs --executor ray")
+    if workers is not None and workers < 1:
+        raise LeagueError(f"--workers must be at least 1, not {workers}")
+    if executor == "ray":
+        from arena.ray_pool import RayPool   # Ray is optional and slow to import
+        RayPool(workers, ray_address).connect(stay=True)
+        return lambda: RayPool(workers, ray_address)
+    count = default_workers() if workers is None else workers
+    return lambda: ProcessPool(count)
+
+
+@main.group()
+def author() -> None:
+    """Authors of a ladder service (who may submit bots)."""
+
+
+@author.command("add")
+@click.argument("name")
+@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The service's data folder (as given to `arena serve`).")
+def author_add(name: str, data: Path) -> None:
+    """Add an author and print their token (shown this once; keep it secret)."""
+    from arena.serve.authors import add_author
+    from arena.serve.db import ServiceDB
+    token = add_author(ServiceDB.open(data), name)
+    click.echo(token)
+
+
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--server", required=True, metavar="URL",
+              help="The service, e.g. http://127.0.0.1:8000")
+@click.option("--token", required=True, envvar="ARENA_TOKEN",
+              help="Your author token (or set ARENA_TOKEN).")
+@click.option("--ladder", default="mandala:2", show_default=True, metavar="GAME:PLAYERS")
+@click.option("--wait", is_flag=True,
+              help="Wait for the check's verdict; exit 1 if the bot is rejected.")
+def submit(folder: Path, server: str, token: str, ladder: str, wait: bool) -> None:
+    """Pack a bot folder and submit it to a ladder service as a new version."""
+    from arena.serve.uploads import pack_folder
+    data = pack_folder(folder)
+    base = server.rstrip("/")
+    url = f"{base}/api/submissions?{urllib.parse.urlencode({'ladder': ladder})}"
+    answer = _call(urllib.request.Request(url, data=data, method="POST", headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/gzip"}))
+    click.echo(f"submission {answer['id']}: {answer['status']} ({base}{answer['url']})")
+    if not wait:
+        return
+    while answer["status"] == "checking":
+        time.sleep(1.0)
+        answer = _call(urllib.request.Request(f"{base}/api/submissions/{answer['id']}",
+                                              headers={"Authorization": f"Bearer {token}"}))
+    click.echo(f"submission {answer['id']}: {answer['status']}"
+               + (f": {answer['reason']}" if answer.get("reason") else ""))
+    if answer["status"] != "admitted":
+        if answer.get("log"):
+            click.echo(answer["log"].rstrip())
+        raise SystemExit(1)
+
+
+def _call(request: urllib.request.Request) -> dict:
+    """The service's JSON answer; its one-line error as an ArenaError."""
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        try:
+            message = json.loads(error.read())["error"]
+        except (ValueError, KeyError, TypeError):
+            message = f"HTTP {error.code}"
+        raise ArenaError(f"the service refused: {message}") from None
+    except urllib.error.URLError as error:
+        raise ArenaError(f"cannot reach the service at {request.full_url.split('/api/')[0]} "
+                         f"({error.reason}): check --server") from None

@@ -1,0 +1,342 @@
+"""The service database: one SQLite file in the data folder, the only record of the service.
+
+It holds the ladders, the deal key (secret: it never leaves this file), authors (tokens only
+as sha256), bots and their versions (one per submitted content hash and ladder), submissions
+with their verdicts, and every finished match (its full arena-record/1, as the league store
+keeps them) with its pairwise results, which ratings are refitted from. Like the league
+store: WAL mode, one transaction per finished match, so `kill -9` loses only matches still
+being played; readers (the pages) never block the writer (the match thread).
+
+A marker table names the application and schema version: another database is refused.
+Connections are per thread (the web server answers on a thread pool).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from arena.errors import ArenaError
+
+DB_NAME = "service.sqlite"
+APP = "arena-serve"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE arena_marker (app TEXT NOT NULL, schema_version INTEGER NOT NULL);
+CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ladders (
+    id           TEXT PRIMARY KEY,      -- "mandala-2p"
+    game         TEXT NOT NULL,
+    players      INTEGER NOT NULL,
+    rules        TEXT NOT NULL,         -- the engine's rules version, e.g. "mandala/1"
+    time_control TEXT NOT NULL,         -- JSON
+    tables       INTEGER NOT NULL DEFAULT 0,   -- tables scheduled so far: numbers deals
+    standings    TEXT,                  -- JSON of the latest fit (the API's ladder), if any
+    created      REAL NOT NULL
+);
+CREATE TABLE authors (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL UNIQUE,
+    token_hash TEXT NOT NULL UNIQUE,    -- sha256 of the token, hex
+    created    REAL NOT NULL
+);
+CREATE TABLE bots (
+    id        INTEGER PRIMARY KEY,
+    author_id INTEGER NOT NULL REFERENCES authors(id),
+    name      TEXT NOT NULL,
+    UNIQUE (author_id, name)
+);
+CREATE TABLE versions (
+    id        INTEGER PRIMARY KEY,
+    bot_id    INTEGER NOT NULL REFERENCES bots(id),
+    ladder    TEXT NOT NULL REFERENCES ladders(id),
+    version   TEXT NOT NULL,            -- content hash of the unpacked folder
+    folder    TEXT NOT NULL,
+    status    TEXT NOT NULL,            -- checking, admitted, rejected, retired
+    submitted REAL NOT NULL,
+    UNIQUE (bot_id, ladder, version)
+);
+CREATE TABLE submissions (
+    id         INTEGER PRIMARY KEY,
+    author_id  INTEGER NOT NULL REFERENCES authors(id),
+    ladder     TEXT NOT NULL,
+    bot_name   TEXT,
+    version_id INTEGER REFERENCES versions(id),
+    status     TEXT NOT NULL,           -- checking, admitted, rejected
+    reason     TEXT NOT NULL DEFAULT '',
+    log        TEXT NOT NULL DEFAULT '',   -- excerpt of the check's bot log: author only
+    created    REAL NOT NULL,
+    decided    REAL
+);
+CREATE INDEX submissions_by_author ON submissions (author_id, created);
+CREATE TABLE matches (
+    id             TEXT PRIMARY KEY,    -- "mandala-2p/t17/1": ladder, table, seating
+    ladder         TEXT NOT NULL,
+    table_no       INTEGER NOT NULL,    -- one deal per table: the ratings' cluster
+    seed           INTEGER NOT NULL,
+    versions       TEXT NOT NULL,       -- JSON list of version ids per seat
+    labels         TEXT NOT NULL,       -- JSON list of "author/name@version8" per seat
+    scores         TEXT NOT NULL,
+    ranks          TEXT NOT NULL,
+    end_kind       TEXT NOT NULL,
+    forfeit_seat   INTEGER,
+    forfeit_reason TEXT,
+    record         TEXT NOT NULL,       -- the full arena-record/1 JSON
+    started        REAL NOT NULL,
+    seconds        REAL NOT NULL,
+    stored         REAL NOT NULL
+);
+CREATE INDEX matches_by_ladder ON matches (ladder, stored);
+CREATE TABLE match_seats (
+    match_id   TEXT NOT NULL REFERENCES matches(id),
+    version_id INTEGER NOT NULL,
+    seat       INTEGER NOT NULL,
+    forfeit    TEXT                      -- this seat's forfeit reason, if it forfeited
+);
+CREATE INDEX match_seats_by_version ON match_seats (version_id);
+CREATE TABLE pairs (                     -- pairwise results, what ratings are fitted from
+    ladder   TEXT NOT NULL,
+    table_no INTEGER NOT NULL,
+    first    INTEGER NOT NULL,           -- version ids
+    second   INTEGER NOT NULL,
+    score    REAL NOT NULL               -- of first against second: 1, 0.5 or 0
+);
+CREATE INDEX pairs_by_ladder ON pairs (ladder);
+CREATE TABLE standings (                 -- the latest fit, one row per rated version
+    version_id INTEGER PRIMARY KEY,
+    ladder     TEXT NOT NULL,
+    elo        REAL NOT NULL,
+    interval   REAL,                     -- NULL when unknown
+    games      INTEGER NOT NULL
+);
+CREATE TABLE rating_history (
+    version_id INTEGER NOT NULL,
+    games      INTEGER NOT NULL,
+    elo        REAL NOT NULL,
+    interval   REAL,
+    at         REAL NOT NULL
+);
+CREATE INDEX rating_history_by_version ON rating_history (version_id, games);
+"""
+
+
+class ServiceDBError(ArenaError):
+    """A data folder whose database cannot be used."""
+
+
+@dataclass(frozen=True)
+class Ladder:
+    id: str
+    game: str
+    players: int
+    rules: str
+    time_control: dict
+
+
+def ladder_id(game: str, players: int) -> str:
+    """The ladder's name in URLs and the database: `mandala-2p`."""
+    return f"{game}-{players}p"
+
+
+@dataclass(frozen=True)
+class Version:
+    """A bot version on one ladder, with its bot and author."""
+
+    id: int
+    bot_id: int
+    author: str
+    name: str
+    ladder: str
+    version: str
+    folder: str
+    status: str
+    submitted: float
+
+    @property
+    def label(self) -> str:
+        """How ratings and tables name it: `author/name@` and 8 hex of its content hash."""
+        return f"{self.author}/{self.name}@{self.version[:8]}"
+
+
+_VERSION_COLUMNS = ("v.id, v.bot_id, a.name, b.name, v.ladder, v.version, v.folder, v.status, "
+                    "v.submitted FROM versions v JOIN bots b ON b.id = v.bot_id "
+                    "JOIN authors a ON a.id = b.author_id")
+
+
+class ServiceDB:
+    """The database of one data folder; `connection()` gives this thread's connection."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.path = folder / DB_NAME
+        self._local = threading.local()
+
+    @classmethod
+    def open(cls, folder: str | Path) -> "ServiceDB":
+        """The data folder's database, created (with its folder) when the folder is new."""
+        folder = Path(folder)
+        try:   # a new folder is ours alone: tokens' hashes, the deal key, logs
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as error:
+            raise ServiceDBError(f"cannot use the data folder {folder}: "
+                                 f"{error.strerror}") from None
+        db = cls(folder)
+        if not db.path.exists():
+            db._create()
+        db._check_ours()
+        return db
+
+    def _create(self) -> None:
+        draft = self.path.with_name(DB_NAME + ".draft")
+        draft.unlink(missing_ok=True)
+        conn = sqlite3.connect(draft, isolation_level=None)
+        try:
+            conn.execute("BEGIN")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO arena_marker VALUES (?, ?)", (APP, SCHEMA_VERSION))
+            conn.execute("COMMIT")
+            conn.execute("PRAGMA journal_mode = WAL")
+        finally:
+            conn.close()
+        try:   # complete before it appears: a reader never sees a half-made database
+            os.link(draft, self.path)   # unlike rename, never replaces one made meanwhile
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink(missing_ok=True)
+
+    def _check_ours(self) -> None:
+        try:
+            rows = self.connection().execute(
+                "SELECT app, schema_version FROM arena_marker").fetchall()
+        except sqlite3.DatabaseError:
+            rows = []
+        if rows != [(APP, SCHEMA_VERSION)]:
+            raise ServiceDBError(f"{self.path} is not an arena service database of schema "
+                                 f"{SCHEMA_VERSION}: give another --data folder")
+
+    def connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")   # a commit survives kill -9 (WAL)
+            self._local.conn = conn
+        return conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.connection().execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
+        return self.connection().execute(sql, params).fetchone()
+
+    def transaction(self) -> "_Transaction":
+        return _Transaction(self.connection())
+
+    # -- secrets and ladders ---------------------------------------------------------------
+    def secret(self, name: str, make: Any) -> str:
+        """The secret `name`, made by `make()` and stored the first time it is asked for."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone()
+            if row is not None:
+                return row[0]
+            value = make()
+            conn.execute("INSERT INTO secrets VALUES (?, ?)", (name, value))
+            return value
+
+    def ensure_ladder(self, game: str, players: int, rules: str, time_control: dict) -> Ladder:
+        """The ladder of `game` for `players`, made if new; its time control follows the
+        latest start of the service."""
+        lid = ladder_id(game, players)
+        with self.transaction() as conn:
+            row = conn.execute("SELECT rules FROM ladders WHERE id = ?", (lid,)).fetchone()
+            if row is None:
+                conn.execute("INSERT INTO ladders (id, game, players, rules, time_control, "
+                             "created) VALUES (?, ?, ?, ?, ?, ?)",
+                             (lid, game, players, rules, json.dumps(time_control), time.time()))
+            elif row[0] != rules:
+                raise ServiceDBError(
+                    f"ladder {lid} was played under rules {row[0]}, this Arena plays {rules}: "
+                    "serve it with the Arena it started with, or use another --data folder")
+            else:
+                conn.execute("UPDATE ladders SET time_control = ? WHERE id = ?",
+                             (json.dumps(time_control), lid))
+        return Ladder(lid, game, players, rules, time_control)
+
+    def ladders(self) -> list[Ladder]:
+        return [Ladder(lid, game, players, rules, json.loads(tc)) for lid, game, players, rules, tc
+                in self.query("SELECT id, game, players, rules, time_control FROM ladders "
+                              "ORDER BY id")]
+
+    def ladder(self, lid: str) -> Ladder | None:
+        return next((ladder for ladder in self.ladders() if ladder.id == lid), None)
+
+    def take_tables(self, lid: str, count: int) -> int:
+        """Reserves `count` new table numbers on a ladder; returns the first. Numbers are never
+        reused (a restart skips those in flight when it died), so every table's deal is new."""
+        with self.transaction() as conn:
+            first = conn.execute("SELECT tables FROM ladders WHERE id = ?", (lid,)).fetchone()[0]
+            conn.execute("UPDATE ladders SET tables = ? WHERE id = ?", (first + count, lid))
+        return first
+
+    # -- versions ----------------------------------------------------------------------------
+    def versions(self, where: str = "1", params: Sequence[Any] = ()) -> list[Version]:
+        return [Version(*row) for row in
+                self.query(f"SELECT {_VERSION_COLUMNS} WHERE {where} ORDER BY v.id", params)]
+
+    def version(self, version_id: int) -> Version | None:
+        found = self.versions("v.id = ?", (version_id,))
+        return found[0] if found else None
+
+    def admitted(self, lid: str) -> list[Version]:
+        return self.versions("v.ladder = ? AND v.status = 'admitted'", (lid,))
+
+    # -- matches ---------------------------------------------------------------------------
+    def add_match(self, row: dict, seats: Sequence[tuple[int, int, str | None]],
+                  pairs: Sequence[tuple[int, int, float]]) -> None:
+        """Stores one finished match, its seats and pairwise results, in one transaction."""
+        with self.transaction() as conn:
+            conn.execute(f"INSERT INTO matches ({', '.join(row)}) VALUES "
+                         f"({', '.join('?' * len(row))})", tuple(row.values()))
+            conn.executemany("INSERT INTO match_seats VALUES (?, ?, ?, ?)",
+                             [(row["id"], version, seat, forfeit)
+                              for version, seat, forfeit in seats])
+            conn.executemany("INSERT INTO pairs VALUES (?, ?, ?, ?, ?)",
+                             [(row["ladder"], row["table_no"], first, second, score)
+                              for first, second, score in pairs])
+
+    def pair_rows(self, lid: str) -> Iterator[tuple[int, int, int, float]]:
+        """(table, first, second, score) of every pairwise result of a ladder, streamed."""
+        return self.connection().execute(
+            "SELECT table_no, first, second, score FROM pairs WHERE ladder = ?", (lid,))
+
+    def match_count(self, lid: str | None = None) -> int:
+        if lid is None:
+            return self.one("SELECT COUNT(*) FROM matches")[0]
+        return self.one("SELECT COUNT(*) FROM matches WHERE ladder = ?", (lid,))[0]
+
+
+class _Transaction:
+    """`with db.transaction() as conn:` BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind, error, trace) -> None:
+        if kind is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")

@@ -1,0 +1,105 @@
+"""Starting the service: open the data folder, start the admission and match threads, serve
+HTTP with uvicorn until stopped (Ctrl-C or SIGTERM), then stop the threads.
+
+The data folder holds everything: `service.sqlite` (with the deal key, which no sandbox ever
+mounts: bots see only their own version folder), `bots/` (versions, read-only), `logs/`
+(the bots' stderr during matches), `checks/` (logs of admission checks).
+"""
+from __future__ import annotations
+
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from arena.errors import ArenaError
+from arena.keys import LeagueKey
+from arena.serve.admission import Admission
+from arena.serve.app import Service, create_app
+from arena.serve.db import Ladder, ServiceDB
+from arena.serve.player import MatchPlayer
+from arena.serve.compliance import compliance_check
+from arena.serve.uploads import UploadLimits
+from arena.workers import Executor
+from engine import registry
+
+DEFAULT_SUBMISSIONS_PER_HOUR = 20
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    data: Path
+    host: str
+    port: int
+    ladders: Sequence[tuple[str, int]]
+    workers: int
+    time_control: dict
+    submissions_per_hour: int = DEFAULT_SUBMISSIONS_PER_HOUR
+    limits: UploadLimits = UploadLimits()
+
+
+def parse_ladder(text: str) -> tuple[str, int]:
+    """`GAME:PLAYERS` -> (game, players), checked against the engine's games."""
+    game, sep, players = text.partition(":")
+    if not sep or not players.isdigit():
+        raise ArenaError(f"--ladder wants GAME:PLAYERS, e.g. mandala:2, not {text!r}")
+    registry.get(game).resolve_options({}, int(players))   # unknown game or player count
+    if int(players) < 2:
+        raise ArenaError(f"ladder {text}: a ladder needs matches of 2 or more players")
+    return game, int(players)
+
+
+def open_ladders(db: ServiceDB, wanted: Sequence[tuple[str, int]],
+                 time_control: dict) -> dict[str, Ladder]:
+    ladders = {}
+    for game, players in wanted:
+        ladder = db.ensure_ladder(game, players, registry.get(game).rules(), time_control)
+        ladders[ladder.id] = ladder
+    return ladders
+
+
+def deal_key(db: ServiceDB) -> LeagueKey:
+    """The service's secret key for deals: made once, kept in the database."""
+    return LeagueKey.from_hex(db.secret("deal_key", lambda: LeagueKey.new().hex()))
+
+
+def check_address(host: str, port: int) -> None:
+    """Refuses an address we cannot listen on in one line, before anything starts."""
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as uvicorn does
+            probe.bind(address)
+    except OSError as error:
+        raise ArenaError(f"cannot listen on {host}:{port} ({error.strerror or error}): "
+                         "choose another --port or --host") from None
+
+
+def serve(options: ServeOptions, executors: Callable[[], Executor]) -> None:
+    import uvicorn   # the web server, loaded only to serve
+
+    from arena import sandbox
+    sandbox.require()   # every bot runs sandboxed: refuse to start without bubblewrap
+    check_address(options.host, options.port)
+    db = ServiceDB.open(options.data)
+    ladders = open_ladders(db, options.ladders, options.time_control)
+    key = deal_key(db)
+    (db.folder / "logs").mkdir(exist_ok=True)
+    player = MatchPlayer(db, list(ladders.values()), executors, key, options.workers,
+                         db.folder / "logs")
+    admission = Admission(db, ladders, compliance_check, on_admitted=player.news.set)
+    app = create_app(Service(db, ladders, options.limits, options.submissions_per_hour,
+                             on_submission=admission.news.set))
+    admission.start()
+    player.start()
+    print(f"arena serve: {', '.join(ladders)} from {db.folder} on "
+          f"http://{options.host}:{options.port}/", file=sys.stderr, flush=True)
+    try:
+        uvicorn.run(app, host=options.host, port=options.port, log_level="warning",
+                    server_header=False)
+    finally:
+        admission.stop()
+        player.stop()
+        player.join(timeout=10)
+        admission.join(timeout=10)

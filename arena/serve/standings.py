@@ -1,0 +1,126 @@
+"""A ladder's standings, refitted from the database as matches land, in bounded memory.
+
+Ratings are fitted (`arena.ratings`: maximum-likelihood Elo, deals as clusters) from the
+pairwise results the database keeps per match, streamed into numpy arrays for the fit and
+dropped after it: the service holds no list of outcomes that grows with the matches. Every
+version that ever played on the ladder is fitted (a retired version's results still inform
+its opponents' ratings); only admitted versions are listed. The fit is written back as the
+`standings` table (what pages and the scheduler read) and, for versions that played since the
+last fit, a point of `rating_history`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from array import array
+from dataclasses import dataclass
+
+import numpy as np
+
+from arena import ratings
+from arena.report import ladder_records
+from arena.serve.db import ServiceDB, Version
+
+
+@dataclass(frozen=True)
+class Standings:
+    """One ladder's latest fit: the listed rows and what the scheduler asks of it."""
+
+    ladder: str
+    table: ratings.Ladder
+    versions: dict[str, Version]
+    """Every listed row's version, by its label."""
+
+    def records(self) -> list[dict]:
+        """The rows as `arena ladder --format json` gives them (bot `author/name`, version:
+        8 hex of its content hash), plus the version's id, author and name."""
+        rows = []
+        for record, row in zip(ladder_records(self.table), self.table.rows):
+            version = self.versions[row.bot]
+            rows.append({**record, "version_id": version.id, "author": version.author,
+                         "name": version.name})
+        return rows
+
+    def los(self, better: Version, worse: Version) -> float:
+        fit = self.table.fit
+        if better.label not in fit.bots or worse.label not in fit.bots:
+            return 0.5
+        return fit.los(better.label, worse.label)
+
+
+def pairwise_arrays(db: ServiceDB, lid: str, labels: dict[int, str]) -> ratings.PairwiseResults:
+    """The ladder's pairwise results as arrays, read from the database row by row."""
+    bots = tuple(sorted(labels.values()))
+    index = {version_id: bots.index(label) for version_id, label in labels.items()}
+    tables, first, second = array("q"), array("q"), array("q")
+    score = array("d")
+    for table_no, a, b, points in db.pair_rows(lid):
+        tables.append(table_no)
+        first.append(index[a])
+        second.append(index[b])
+        score.append(points)
+    deal_labels, deal = np.unique(np.frombuffer(tables, dtype=np.int64), return_inverse=True) \
+        if len(tables) else (np.zeros(0), np.zeros(0, dtype=np.int64))
+    return ratings.PairwiseResults(
+        bots=bots, first=np.frombuffer(first, dtype=np.int64).copy(),
+        second=np.frombuffer(second, dtype=np.int64).copy(),
+        score=np.frombuffer(score, dtype=float).copy(), deal=deal.astype(np.int64),
+        deals=len(deal_labels))
+
+
+def refit(db: ServiceDB, lid: str) -> Standings:
+    """Fits the ladder from the database and stores the result as its standings."""
+    standings = fit(db, lid)
+    _store(db, standings)
+    return standings
+
+
+def fit(db: ServiceDB, lid: str) -> Standings:
+    """Fits the ladder from the database (reads only)."""
+    every = db.versions("v.ladder = ?", (lid,))
+    labels = {version.id: version.label for version in every}
+    pairs = pairwise_arrays(db, lid, labels)
+    ids = [version.id for version in every]
+    games = {labels[vid]: count for vid, count in db.query(
+        f"SELECT version_id, COUNT(*) FROM match_seats WHERE version_id IN "
+        f"({', '.join('?' * len(ids))}) GROUP BY version_id", ids)} if ids else {}
+    forfeits = {labels[vid]: count for vid, count in db.query(
+        f"SELECT version_id, COUNT(*) FROM match_seats WHERE forfeit IS NOT NULL AND "
+        f"version_id IN ({', '.join('?' * len(ids))}) GROUP BY version_id", ids)} if ids else {}
+    admitted = {version.label: version for version in every if version.status == "admitted"}
+    # Admitted versions with no results yet still get a row (they are on the ladder).
+    unplayed = [label for label in admitted if label not in pairs.bots]
+    table = ratings.ladder_of(pairs, games, forfeits, shown=set(admitted))
+    rows = list(table.rows) + [
+        ratings.LadderRow(rank=len(table.rows) + k + 1, bot=label, elo=0.0, interval=math.nan,
+                          games=0, score=math.nan, wins=0, draws=0, losses=0, forfeits=0,
+                          los_next=None)
+        for k, label in enumerate(sorted(unplayed))]
+    table = ratings.Ladder(tuple(rows), table.fit, table.confidence, table.deals)
+    return Standings(lid, table, {row.bot: admitted[row.bot] for row in rows})
+
+
+def as_json(standings: Standings) -> dict:
+    """The fit as `arena ladder --format json` prints it, rows with version ids added."""
+    table = standings.table
+    return {"confidence": table.confidence, "deals": table.deals, "anchor": None,
+            "virtual_draws": table.fit.virtual_draws, "ladder": standings.records()}
+
+
+def _store(db: ServiceDB, standings: Standings) -> None:
+    now = time.time()
+    with db.transaction() as conn:
+        conn.execute("UPDATE ladders SET standings = ? WHERE id = ?",
+                     (json.dumps(as_json(standings)), standings.ladder))
+        before = dict(conn.execute("SELECT version_id, games FROM standings WHERE ladder = ?",
+                                   (standings.ladder,)).fetchall())
+        conn.execute("DELETE FROM standings WHERE ladder = ?", (standings.ladder,))
+        for row in standings.table.rows:
+            version = standings.versions[row.bot]
+            interval = None if math.isnan(row.interval) else row.interval
+            conn.execute("INSERT INTO standings VALUES (?, ?, ?, ?, ?)",
+                         (version.id, standings.ladder, row.elo, interval, row.games))
+            if row.games and before.get(version.id) != row.games:
+                conn.execute("INSERT INTO rating_history VALUES (?, ?, ?, ?, ?)",
+                             (version.id, row.games, row.elo, interval, now))

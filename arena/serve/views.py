@@ -1,0 +1,294 @@
+"""What pages and the API show, read from the database (never more rows than a page needs).
+
+Ladders are read from the `standings` the match thread writes after each refit, so a page
+costs a few indexed queries however many matches were played.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.serve.db import Ladder, ServiceDB
+
+LOG_TAIL_CHARS = 20_000
+
+
+# -- ladders ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Row:
+    rank: int
+    author: str
+    name: str
+    version: str
+    version_id: int
+    elo: float
+    interval: float | None
+    games: int
+
+    @property
+    def bot(self) -> str:
+        return f"{self.author}/{self.name}"
+
+
+@dataclass(frozen=True)
+class LadderView:
+    ladder: Ladder
+    rows: list[Row]
+    matches: int
+
+    def bar(self, row: Row) -> dict:
+        """Where a row's interval bar and rating mark go, in percent of the chart's width."""
+        known = [r for r in self.rows if r.interval is not None]
+        if not known:
+            return {"known": False}
+        low = min(r.elo - r.interval for r in known)
+        high = max(r.elo + r.interval for r in known)
+        span = max(high - low, 1.0)
+        if row.interval is None:
+            return {"known": False}
+        left = (row.elo - row.interval - low) / span * 100
+        width = 2 * row.interval / span * 100
+        mark = (row.elo - low) / span * 100
+        return {"known": True, "left": round(left, 2), "width": round(max(width, 0.5), 2),
+                "mark": round(mark, 2)}
+
+
+def _rows(db: ServiceDB, ladder: Ladder) -> list[Row]:
+    # Every admitted version, rated or not yet (one admitted since the last refit too).
+    found = db.query(
+        "SELECT a.name, b.name, v.version, v.id, COALESCE(s.elo, 0), s.interval, "
+        "COALESCE(s.games, 0) AS played FROM versions v JOIN bots b ON b.id = v.bot_id "
+        "JOIN authors a ON a.id = b.author_id LEFT JOIN standings s ON s.version_id = v.id "
+        "WHERE v.ladder = ? AND v.status = 'admitted' "
+        "ORDER BY played = 0, s.elo DESC, a.name, b.name", (ladder.id,))
+    return [Row(rank, *row) for rank, row in enumerate(found, start=1)]
+
+
+def ladder_view(db: ServiceDB, ladder: Ladder) -> LadderView:
+    return LadderView(ladder, _rows(db, ladder), db.match_count(ladder.id))
+
+
+def ladder_summary(db: ServiceDB, ladder: Ladder) -> dict:
+    view = ladder_view(db, ladder)
+    return {"id": ladder.id, "game": ladder.game, "players": ladder.players,
+            "rules": ladder.rules, "time_control": ladder.time_control,
+            "matches": view.matches, "bots": len(view.rows),
+            "url": f"/api/ladders/{ladder.id}"}
+
+
+def ladder_json(db: ServiceDB, ladder: Ladder) -> dict:
+    """The ladder with the rows of `arena ladder --format json`, as of the latest refit (the
+    match thread's; a request never refits: that costs time in the number of matches)."""
+    stored = db.one("SELECT standings FROM ladders WHERE id = ?", (ladder.id,))[0]
+    fitted = json.loads(stored) if stored else {"confidence": 0.95, "deals": 0, "anchor": None,
+                                                "virtual_draws": False, "ladder": []}
+    return {**ladder_summary(db, ladder), **fitted}
+
+
+# -- bots ------------------------------------------------------------------------------------
+@dataclass
+class VersionView:
+    id: int
+    ladder: str
+    version: str
+    status: str
+    submitted: float
+    elo: float | None
+    interval: float | None
+    games: int
+    history: list[tuple[int, float, float | None]] = field(default_factory=list)
+
+    def chart(self) -> dict | None:
+        """The rating history as SVG polyline points (games -> Elo), or None if too short."""
+        if len(self.history) < 2:
+            return None
+        games = [point[0] for point in self.history]
+        elos = [point[1] for point in self.history]
+        low, high = min(elos), max(elos)
+        g0, g1 = min(games), max(games)
+
+        def x(value: float) -> float:
+            return round(40 + (value - g0) / max(g1 - g0, 1) * 540, 1)
+
+        def y(value: float) -> float:
+            return round(10 + (high - value) / max(high - low, 1) * 100, 1)
+
+        return {"points": " ".join(f"{x(g)},{y(e)}" for g, e in zip(games, elos)),
+                "low": low, "high": high, "first": g0, "last": g1}
+
+
+@dataclass
+class BotView:
+    id: int
+    author_id: int
+    author: str
+    name: str
+    versions: list[VersionView]
+    forfeits: list[tuple[str, int]]
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.author}/{self.name}"
+
+
+def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
+    found = db.one("SELECT b.id, a.id, a.name, b.name FROM bots b JOIN authors a ON "
+                   "a.id = b.author_id WHERE a.name = ? AND b.name = ?", (author, name))
+    if found is None:
+        return None
+    versions = [VersionView(*row, games=0) for row in db.query(
+        "SELECT v.id, v.ladder, v.version, v.status, v.submitted, s.elo, s.interval "
+        "FROM versions v LEFT JOIN standings s ON s.version_id = v.id "
+        "WHERE v.bot_id = ? ORDER BY v.id DESC", (found[0],))]
+    for version in versions:
+        version.games = db.one("SELECT COUNT(*) FROM match_seats WHERE version_id = ?",
+                               (version.id,))[0]
+        version.history = db.query("SELECT games, elo, interval FROM rating_history WHERE "
+                                   "version_id = ? ORDER BY games", (version.id,))
+        if version.elo is None and version.history:   # retired: its last rating
+            _, version.elo, version.interval = version.history[-1]
+    forfeits = db.query(
+        "SELECT m.forfeit, COUNT(*) FROM match_seats m JOIN versions v ON v.id = m.version_id "
+        "WHERE v.bot_id = ? AND m.forfeit IS NOT NULL GROUP BY m.forfeit ORDER BY 2 DESC",
+        (found[0],))
+    return BotView(*found, versions=versions, forfeits=forfeits)
+
+
+def all_bots(db: ServiceDB) -> list[dict]:
+    """Every bot with its versions' count and its admitted versions' ladders."""
+    rows = db.query(
+        "SELECT a.name, b.name, COUNT(v.id), GROUP_CONCAT(CASE WHEN v.status = 'admitted' "
+        "THEN v.ladder END) FROM bots b JOIN authors a ON a.id = b.author_id LEFT JOIN "
+        "versions v ON v.bot_id = b.id GROUP BY b.id ORDER BY a.name, b.name")
+    return [{"bot": f"{author}/{name}", "author": author, "name": name, "versions": count,
+             "ladders": sorted(set(ladders.split(","))) if ladders else [],
+             "url": f"/api/bots/{author}/{name}"} for author, name, count, ladders in rows]
+
+
+def bot_json(view: BotView) -> dict:
+    return {"bot": view.full_name, "author": view.author, "name": view.name,
+            "versions": [{"id": v.id, "ladder": v.ladder, "version": v.version,
+                          "status": v.status, "submitted": v.submitted, "elo": _num(v.elo),
+                          "interval": _num(v.interval), "games": v.games,
+                          "history": [{"games": g, "elo": _num(e), "interval": _num(i)}
+                                      for g, e, i in v.history]}
+                         for v in view.versions],
+            "forfeits": dict(view.forfeits)}
+
+
+def bot_logs(db: ServiceDB, view: BotView) -> list[dict]:
+    """The tail of each version's log (stderr of its processes), for its author only."""
+    logs = []
+    for version in view.versions:
+        path = db.folder / "logs" / f"{view.name}-{version.version}.log"
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            text = ""
+        logs.append({"version": version.version, "ladder": version.ladder,
+                     "log": text[-LOG_TAIL_CHARS:], "truncated": len(text) > LOG_TAIL_CHARS})
+    return logs
+
+
+def _num(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else round(value, 1)
+
+
+# -- matches ---------------------------------------------------------------------------------
+@dataclass
+class MatchView:
+    id: str
+    ladder: str
+    labels: list[str]
+    scores: list
+    ranks: list
+    end: str
+    forfeit_seat: int | None
+    forfeit_reason: str | None
+    stored: float
+    record: dict | None = None
+
+    def summary(self) -> dict:
+        return {"id": self.id, "ladder": self.ladder, "bots": self.labels,
+                "scores": self.scores, "ranks": self.ranks, "end": self.end,
+                "forfeit": None if self.forfeit_seat is None else
+                {"seat": self.forfeit_seat, "reason": self.forfeit_reason},
+                "stored": self.stored, "url": f"/matches/{self.id}"}
+
+    def bot_url(self, label: str) -> str:
+        return "/bots/" + label.split("@", 1)[0]
+
+
+_MATCH_COLUMNS = ("m.id, m.ladder, m.labels, m.scores, m.ranks, m.end_kind, m.forfeit_seat, "
+                  "m.forfeit_reason, m.stored")
+
+
+def _match(row: tuple, record: str | None = None) -> MatchView:
+    mid, lid, labels, scores, ranks, end, seat, reason, stored = row
+    return MatchView(mid, lid, json.loads(labels), json.loads(scores), json.loads(ranks), end,
+                     seat, reason, stored, json.loads(record) if record else None)
+
+
+def matches(db: ServiceDB, *, ladder: str | None = None, bot_id: int | None = None,
+            limit: int = 50) -> list[MatchView]:
+    """The latest matches of a ladder or of a bot (any of its versions), newest first."""
+    if bot_id is not None:
+        rows = db.query(f"SELECT DISTINCT {_MATCH_COLUMNS} FROM matches m JOIN match_seats s ON "
+                        "s.match_id = m.id JOIN versions v ON v.id = s.version_id "
+                        "WHERE v.bot_id = ? ORDER BY m.stored DESC LIMIT ?", (bot_id, limit))
+    elif ladder is not None:
+        rows = db.query(f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE m.ladder = ? "
+                        "ORDER BY m.stored DESC LIMIT ?", (ladder, limit))
+    else:
+        rows = db.query(f"SELECT {_MATCH_COLUMNS} FROM matches m ORDER BY m.stored DESC "
+                        "LIMIT ?", (limit,))
+    return [_match(row) for row in rows]
+
+
+def match(db: ServiceDB, match_id: str) -> MatchView | None:
+    row = db.one(f"SELECT {_MATCH_COLUMNS}, m.record FROM matches m WHERE m.id = ?",
+                 (match_id,))
+    return None if row is None else _match(row[:-1], row[-1])
+
+
+# -- submissions -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SubmissionView:
+    id: int
+    author_id: int
+    author: str
+    ladder: str
+    bot_name: str | None
+    version: str | None
+    status: str
+    reason: str
+    log: str
+    created: float
+    decided: float | None
+
+    def json(self, mine: bool) -> dict[str, Any]:
+        data = {"id": self.id, "author": self.author, "ladder": self.ladder,
+                "bot": self.bot_name, "version": self.version, "status": self.status,
+                "created": self.created, "decided": self.decided,
+                "url": f"/submissions/{self.id}"}
+        if mine:   # why a bot failed can tell its secrets: its author's business
+            data.update(reason=self.reason, log=self.log)
+        return data
+
+
+_SUBMISSION = ("SELECT s.id, s.author_id, a.name, s.ladder, s.bot_name, v.version, s.status, "
+               "s.reason, s.log, s.created, s.decided FROM submissions s JOIN authors a ON "
+               "a.id = s.author_id LEFT JOIN versions v ON v.id = s.version_id")
+
+
+def submission(db: ServiceDB, submission_id: int) -> SubmissionView | None:
+    row = db.one(f"{_SUBMISSION} WHERE s.id = ?", (submission_id,))
+    return None if row is None else SubmissionView(*row)
+
+
+def submissions_of(db: ServiceDB, author_id: int, limit: int = 100) -> list[SubmissionView]:
+    return [SubmissionView(*row) for row in
+            db.query(f"{_SUBMISSION} WHERE s.author_id = ? ORDER BY s.id DESC LIMIT ?",
+                     (author_id, limit))]
