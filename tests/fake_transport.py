@@ -116,7 +116,7 @@ class FakeBotProcess:
 
     # A thread in the test's own process cannot be frozen, and its CPU time is not its own:
     # fairness is tested with real sandboxed bots (tests/test_fair_play.py).
-    def freeze(self) -> None:
+    def freeze(self, wait: bool = True) -> None:
         pass
 
     def thaw(self) -> None:

@@ -311,6 +311,8 @@ def test_a_connection_flood_never_stops_the_other_bot_and_the_arena_exits_cleanl
 
 def _opened(log: Path) -> int:
     """How many connections one flooding process last said it had opened."""
-    lines = [line for line in (log.read_text() if log.exists() else "").splitlines()
-             if line.startswith("flood: opened")]
-    return int(lines[-1].split()[2]) if lines else 0
+    # A bot's lines come behind its process tag: `TAG| flood: opened N connections, ...`.
+    lines = [line.split("| ", 1)[-1] for line in
+             (log.read_text() if log.exists() else "").splitlines()]
+    opened = [line for line in lines if line.startswith("flood: opened")]
+    return int(opened[-1].split()[2]) if opened else 0
