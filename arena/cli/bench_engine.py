@@ -10,12 +10,22 @@ from arena.bench import engine as engine_bench
 from arena.cli import bench
 
 
+def per_game_options(seconds_help: str):
+    """The options of a benchmark timed per game and player count: --seconds (whose meaning
+    `seconds_help` says), --game (repeatable) and --json."""
+    def decorate(command):
+        command = click.option("--json", "as_json", is_flag=True,
+                               help="Print the figures as one JSON object.")(command)
+        command = click.option("--game", "game_ids", multiple=True, metavar="GAME",
+                               help="Only this game (repeatable); default: every registered "
+                                    "game.")(command)
+        return click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True),
+                            default=2.0, show_default=True, help=seconds_help)(command)
+    return decorate
+
+
 @bench.command("engine")
-@click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True), default=2.0,
-              show_default=True, help="Wall time of random playouts per game and player count.")
-@click.option("--game", "game_ids", multiple=True, metavar="GAME",
-              help="Only this game (repeatable); default: every registered game.")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+@per_game_options("Wall time of random playouts per game and player count.")
 def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> None:
     """Random-playout speed: plies and games per second on one core, next to the targets.
 

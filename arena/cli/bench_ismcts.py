@@ -8,14 +8,11 @@ from tabulate import tabulate
 
 from arena.bench import ismcts as ismcts_bench
 from arena.cli import bench
+from arena.cli.bench_engine import per_game_options
 
 
 @bench.command("ismcts")
-@click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True), default=2.0,
-              show_default=True, help="Search time per game and player count.")
-@click.option("--game", "game_ids", multiple=True, metavar="GAME",
-              help="Only this game (repeatable); default: every registered game.")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+@per_game_options("Search time per game and player count.")
 def bench_ismcts(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> None:
     """ISMCTS iterations per CPU second on one core, and what a move gets at 0.2 s per move."""
     figures = ismcts_bench.measure_all(list(game_ids), seconds)
