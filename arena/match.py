@@ -246,7 +246,8 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         except IllegalMoveError as error:
             return _Forfeit(mover, "illegal", f"{_who(seat, mover, ply)}: {error}")
         progress.moves.append([mover, move])
-        progress.times.append(round(elapsed, 6))
+        elapsed = round(elapsed, 6)   # the log shows what the record keeps
+        progress.times.append(elapsed)
         progress.cpu_times.append(None if None in (cpu_before, cpu_after)
                                   else round(cpu_after - cpu_before, 6))
         emit(Moved(ply, mover, seat.name, move, elapsed, state))
