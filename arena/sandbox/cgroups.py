@@ -95,6 +95,15 @@ def _place(found: Placement, controller: str, version: int, own: Path | None) ->
     except OSError as error:
         found.missing[controller] = f"cannot create {folder}: {error.strerror}"
         return
+    # The folder may be there without being ours to write in (made by an arena run as root,
+    # seen by one that is not): try making a bot's cgroup in it, as `BotCgroups` will.
+    probe = folder / f"{os.getpid()}-{next(_names)}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as error:
+        found.missing[controller] = f"cannot create a bot's cgroup in {folder}: {error.strerror}"
+        return
     _remove_orphans(folder)
     found.folders[controller] = (version, folder)
 

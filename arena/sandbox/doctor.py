@@ -98,8 +98,18 @@ _USERNS_TRY = ("import ctypes\n"
                "libc = ctypes.CDLL(None, use_errno=True)\n"
                "if libc.unshare(0x10000000) == 0:\n"   # CLONE_NEWUSER
                "    raise SystemExit('made a user namespace')\n"
-               "raise SystemExit(0 if ctypes.get_errno() == 1 else\n"
-               "                 f'unshare failed with errno {ctypes.get_errno()}, not EPERM')\n")
+               "raise SystemExit(0 if ctypes.get_errno() in (1, 28) else\n"
+               "                 f'unshare failed with errno {ctypes.get_errno()}, not EPERM '\n"
+               "                 'or ENOSPC')\n")
+"""Run in a sandbox like a bot's: exits 0 when no user namespace can be made, refused with
+EPERM (the seccomp filter) or ENOSPC (bwrap's --disable-userns: none may be made inside)."""
+
+
+_CGROUP_FALLBACKS = {
+    "memory": "; each process gets an address-space limit (RLIMIT_AS) instead",
+    "pids": "; only RLIMIT_NPROC limits the bot's processes",
+}
+"""What stands in for a missing cgroup controller that a league needs."""
 
 
 def protections() -> list[Protection]:
@@ -129,10 +139,9 @@ def protections() -> list[Protection]:
             rows.append(Protection(f"cgroup {controller}", True,
                                    f"{job}: cgroup v{version} under {folder}", needed))
         else:
-            fallback = ("; each process gets an address-space limit (RLIMIT_AS) instead"
-                        if controller == "memory" else "")
             rows.append(Protection(f"cgroup {controller}", False,
-                                   where.missing.get(controller, "?") + fallback, needed))
+                                   where.missing.get(controller, "?")
+                                   + _CGROUP_FALLBACKS.get(controller, ""), needed))
     try:
         program = seccomp.filter_program()
         detail = (f"{len(seccomp.DENIED)} system calls and namespace flags of clone/unshare "
