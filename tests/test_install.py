@@ -32,3 +32,7 @@ def test_a_non_editable_install_finds_the_sample_bots(tmp_path):
     assert lines[0].startswith(str(target))
     for line in lines[1:]:
         assert line.startswith(str(target / "sample_bots")) and (Path(line) / "bot.toml").is_file()
+    # The sample bots that need a step of their own first (node-random's `npm install`,
+    # go-random's build.sh) are left out rather than shipped half made.
+    for name in ("node-random", "go-random"):
+        assert not (target / "sample_bots" / name).exists(), f"an install ships {name}"

@@ -14,8 +14,10 @@ from engine import records, registry
 SAMPLE_BOTS = Path(__file__).resolve().parent.parent / "sample_bots"
 # node-random needs `npm install` (the npm registry): tests/test_writing_a_bot.py installs it
 # and plays it, sandboxed, in every game and player count. ismcts thinks for 40% of its
-# clock: tests/test_ismcts.py plays it with iteration budgets.
-NOT_HERE = {"node-random", "ismcts"}
+# clock: tests/test_ismcts.py plays it with iteration budgets. go-random must be built first
+# (its build.sh, from Debian's Go packages): tests/test_go_bot.py builds it and plays it,
+# sandboxed, in every game and player count.
+NOT_HERE = {"node-random", "ismcts", "go-random"}
 CASES = [(folder.name, game_id)
          for folder in sorted(SAMPLE_BOTS.iterdir())
          if (folder / "bot.toml").exists() and folder.name not in NOT_HERE
