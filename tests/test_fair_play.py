@@ -191,11 +191,17 @@ def test_no_bot_process_meets_a_deal_twice_in_a_default_league(tmp_path, game, p
           "--out", league, "--workers", 2, "--executor", executor, "--quiet")
     found = meetings(league)
     with Store.open(league) as store:
-        played = sum("deal_memory" in record["players"] for record in store.records())
+        records = [record for record in store.records() if "deal_memory" in record["players"]]
+    played = len(records)
+    # A bot that forfeits is replaced by a fresh process (by design); on a loaded machine a
+    # start-up can run out of time, so each of its forfeits allows one more process.
+    forfeits = [record["result"]["forfeit"] for record in records
+                if record["result"]["end"] == "forfeit"
+                and record["players"][record["result"]["forfeit"]["seat"]] == "deal_memory"]
     assert sum(map(len, found.values())) == played > 0
     assert repeats(found) == []
     # At pooled speed: a process per seat and worker, not a process per match.
-    assert len(found) <= players * 2 < played
+    assert len(found) <= players * 2 + len(forfeits) < played, forfeits
     assert log_lines(league / "logs", "memory:") and not [
         line for line in log_lines(league / "logs", "memory:") if "REPEAT" in line]
 
