@@ -109,6 +109,26 @@ def test_a_bot_that_hangs_up_after_a_match_is_ended_and_restarted(host):
 
 
 @needs_sandbox
+def test_a_hang_up_just_after_the_thaw_is_a_protocol_forfeit_not_a_crash(monkeypatch):
+    # The race a loaded machine makes: thawed for its next act, the bot reads the MatchOver
+    # and hangs up before the act is even sent. Forced here by a thaw that returns only once
+    # the stream has ended; the process lives on, so it is no crash. (A host of its own: no
+    # pooled hangs_up process of another test.)
+    with BotHost() as own_host, own_host.seat(BotSpec.load(TEST_BOTS / "hangs_up")) as seat:
+        play_match("mandala", 2, {}, 8, [seat, random_builtin()])
+        process = seat.process
+        real_thaw = type(process.process).thaw
+
+        def thaw_then_wait(sandboxed):
+            real_thaw(sandboxed)
+            assert process.stream_over.wait(timeout=30)
+        monkeypatch.setattr(type(process.process), "thaw", thaw_then_wait)
+        second = play_match("mandala", 2, {}, 9, [random_builtin(), seat])
+    assert (second["result"]["forfeit"]["seat"], second["result"]["forfeit"]["reason"]) == (
+        1, "protocol"), second["result"]
+
+
+@needs_sandbox
 def test_fresh_per_match_starts_a_new_process_for_every_match():
     with BotHost(fresh_per_match=True) as fresh_host:
         with fresh_host.seat(BotSpec.load(SAMPLE_BOTS / "random")) as seat:

@@ -165,6 +165,10 @@ class BotProcess:
                 and not self.stream_over.is_set() and self.process.poll() is None)
 
     def send(self, message: arena_pb2.ArenaMessage) -> None:
+        if self.stream_over.is_set() and not self.broken and self.process is not None:
+            # Ended by the bot (a thawed bot may hang up between `act`'s check and here):
+            # a crash only if its process died of it, as for a stream that ends later.
+            raise self.stream_end_error()
         if not self.alive():
             raise self.death_error()
         if log.isEnabledFor(logging.DEBUG):
