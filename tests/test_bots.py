@@ -13,6 +13,7 @@ import pytest
 from arena import sandbox
 from arena.bots import BotHost, BotSpec
 from arena.errors import ArenaError
+from arena.clock import TimeControl
 from arena.match import StrategySeat, play_match
 
 SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
@@ -126,6 +127,24 @@ def test_a_hang_up_just_after_the_thaw_is_a_protocol_forfeit_not_a_crash(monkeyp
         second = play_match("mandala", 2, {}, 9, [random_builtin(), seat])
     assert (second["result"]["forfeit"]["seat"], second["result"]["forfeit"]["reason"]) == (
         1, "protocol"), second["result"]
+
+
+@needs_sandbox
+def test_a_pooled_bot_is_replaced_between_matches_before_its_cpu_limit_kills_it():
+    # RLIMIT_CPU counts a process's whole life: a pooled bot that spends 0.8 s of CPU a
+    # match would be killed (SIGXCPU) in its 5th match under a 4 s limit. Past half the
+    # limit it is replaced between matches instead, and no match is lost.
+    limits = sandbox.Limits(cpu_seconds=4)
+    with BotHost(limits=limits) as own_host:
+        pids, results = set(), []
+        for seed in range(7):
+            with own_host.seat(BotSpec.load(TEST_BOTS / "thinks_hard")) as seat:
+                record = play_match("mandala", 2, {}, seed, [seat, random_builtin()],
+                                    TimeControl(move_time=5.0))
+                pids.add(seat.process.process.pid)
+            results.append(record["result"])
+    assert [result["end"] for result in results] == ["normal"] * 7, results
+    assert 2 <= len(pids) <= 4
 
 
 @needs_sandbox

@@ -10,7 +10,8 @@ and never reaches another bot's server. `host.seat(spec)`
 gives a `BotSeat` for play_match; processes live across matches (a released seat's process
 goes back to a pool, reused by the next seat of the same spec and lane; at `max_bots` live
 processes the least recently used idle one is ended), a crashed or forfeited bot is killed and a fresh
-process is started before its next match, and `fresh_per_match=True` starts one per match.
+process is started before its next match, so is one that has used half its CPU-time limit
+(`RETIRE_CPU_SHARE`), and `fresh_per_match=True` starts one per match.
 
     with BotHost() as host:
         with host.seat(spec_a) as a, host.seat(spec_b) as b:
@@ -70,6 +71,7 @@ LOG_HEADER = "== arena:"   # starts the arena's own lines in a bot log (one per 
 LOG_PREFIX_END = "| "      # a bot's lines in its log start with its process tag and this
 EXIT_GRACE = 1.0   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
 # (0.2 s misread crashes as hang-ups on a loaded machine: a sandboxed tree takes a while to end)
+RETIRE_CPU_SHARE = 0.5  # a pooled process past this share of its CPU-time limit is replaced
 CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 MAX_CONNECTIONS = 8     # connections one bot may hold to its server; more are closed at once
 MAX_CALLS = 2           # calls at once on a bot's server (handshake, Play); more are refused
@@ -458,11 +460,18 @@ class BotHost:
         return f"m{next(self._match_ids)}"
 
     def _release(self, process: BotProcess) -> None:
-        if self.fresh_per_match or not process.alive():
+        if self.fresh_per_match or not process.alive() or self._worn_out(process):
             process.kill()
             return
         with self._lock:
             self._idle.append(process)
+
+    def _worn_out(self, process: BotProcess) -> bool:
+        """True when a process has used RETIRE_CPU_SHARE of its CPU-time limit: RLIMIT_CPU
+        counts a process's whole life, so a pooled bot that thinks hard would otherwise be
+        killed by it in the middle of a later match (SIGXCPU, a crash it did not cause)."""
+        used = process.cpu_seconds()
+        return used is not None and used >= RETIRE_CPU_SHARE * self.limits.cpu_seconds
 
     def _forget(self, process: BotProcess) -> None:
         with self._lock:
