@@ -35,6 +35,7 @@ MARGIN_SCALE = 10.0    # points of margin that make most of that share
 SOLO_SCALE = 15.0      # points around which a lone player's reward bends
 ESTIMATE_SCALE = 4.0   # estimated points between two seats that make most of a win
 CONTENDED_SHARE = 0.5  # below this share of a core, a timed search stops at half its time
+MOVE_SHARE = 0.6       # of a move's time limit, what a search may spend
 HINT_SHARE = 0.1       # head start of a heuristic's move in the final count
 HAND_CARD_VALUE = 0.2  # flowers-mandala: a card in hand, in points
 
@@ -240,14 +241,14 @@ class Searcher:
 
 def time_budget(remaining: float | None, move_limit: float | None, allowed: float | None,
                 increment: float = 0.0) -> float:
-    """Seconds to think about one move: 40% of what this move may take, keeping at least
+    """Seconds to think about one move: 60% of what this move may take, keeping at least
     70 ms for the rest of the answer (the heuristic hint, the reply's way back, and a busy
     machine's scheduling delays, which in a league on shared cores reached 50 ms and more);
     with a bank only a twentieth of it plus most of the increment (a match has dozens of
     decisions)."""
     share = math.inf
     if allowed is not None:
-        share = min(0.4 * allowed, allowed - 0.07)
+        share = min(MOVE_SHARE * allowed, allowed - 0.07)
     if remaining is not None:
         share = min(share, remaining / 20 + 0.8 * increment)
     if move_limit is None and remaining is None:

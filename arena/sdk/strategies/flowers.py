@@ -17,12 +17,17 @@ game: greedy does it when it is ahead of every other seat, and avoids it otherwi
 from __future__ import annotations
 
 import random
+import time
+from collections import Counter
 
+from engine.games.flowers import DECK_COUNTS
 from engine.games.flowers_scoring import CARDS, garden_from_cells, groups, score
 
 FACE_DOWN_HOPE = 0.6       # what an unknown pile-2 card is expected to add
 SMALL_COLOUR_SHARE = 0.4   # value per card of a colour group still under five cards
 END_BONUS = 4.0            # for ending the game while ahead (or cost of ending it behind)
+LOOKAHEAD_CANDIDATES = 6   # placements (greedy's best) that the look-ahead compares
+LOOKAHEAD_WEIGHT = 0.3     # weight of the next card's expected best gain in a placement
 
 
 def greedy(observation: dict, legal_moves: list[str], rng: random.Random) -> str:
@@ -39,7 +44,10 @@ def _turns_left(observation: dict) -> float:
     return max(1.0, draws_left / observation["players"])
 
 
-def _best_draw(observation: dict, view: "_GardenView", legal_moves: list[str]) -> str:
+def _best_draw(observation: dict, view: "_GardenView", legal_moves: list[str],
+               face_down: float = FACE_DOWN_HOPE) -> str:
+    """The pile whose top is worth most where it fits best (the face-down pile: `face_down`),
+    with the worth of ending the game when it empties a pile."""
     targets = view.targets()
     sizes = observation["pile_sizes"]
     best_move, best_value = legal_moves[0], float("-inf")
@@ -47,7 +55,7 @@ def _best_draw(observation: dict, view: "_GardenView", legal_moves: list[str]) -
         pile = int(move.split(" ")[1])
         card = observation["pile_tops"][pile]
         value = (max(view.gain(CARDS[card], cell) for cell in targets) if card
-                 else FACE_DOWN_HOPE)
+                 else face_down)
         if sizes[pile] == 1:
             value += _end_value(observation, view)
         if value > best_value:
@@ -237,3 +245,77 @@ class _GardenView:
 def _around(cell: tuple[int, int]) -> tuple:
     x, y = cell
     return (x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)
+
+
+# -- a look-ahead for stronger bots (the `ismcts` sample bot places and draws with these) ------
+def unseen_cards(observation: dict) -> Counter:
+    """Per card kind, the copies this seat has not seen: under the piles' tops, in pile 2, a
+    card another seat holds face down, or never dealt (a fair shuffle mixes them alike)."""
+    unseen = Counter(DECK_COUNTS)
+    for garden in observation["gardens"]:
+        for cell in garden["cells"]:
+            unseen.subtract(cell["cards"])
+    unseen.subtract(top for top in observation["pile_tops"] if top)
+    if observation["drawn_card"]:
+        unseen[observation["drawn_card"]] -= 1
+    return +unseen
+
+
+def _expected_best_gain(view: "_GardenView", unseen: Counter) -> float:
+    """What an unseen card is worth here on average: its best placement's gain, weighted by
+    how many copies of each kind are unseen."""
+    total = sum(unseen.values())
+    if not total:
+        return 0.0
+    targets = view.targets()
+    return sum(copies * max(view.gain(CARDS[card], cell) for cell in targets)
+               for card, copies in unseen.items()) / total
+
+
+def _garden(observation: dict) -> dict:
+    cells = observation["gardens"][observation["seat"]]["cells"]
+    return {(cell["x"], cell["y"]): list(cell["cards"]) for cell in cells}
+
+
+def lookahead_place(observation: dict, legal_moves: list[str], rng: random.Random,
+                    deadline: float | None = None) -> str:
+    """Greedy's best few placements compared by their gain plus LOOKAHEAD_WEIGHT times the
+    expected best gain of the next card: of two cells worth alike now, the one that leaves
+    more room for the cards still to come. (Against greedy over 900 games, both seats,
+    in process: 58% placing with it and drawing like greedy, 60% with `expectation_draw`.)
+    With a `deadline` (a `time.perf_counter()` value) it compares the candidates, best first,
+    only while there is time: each costs a few milliseconds."""
+    garden = _garden(observation)
+    turns_left = _turns_left(observation)
+    view = _GardenView.from_garden(garden, turns_left)
+    card = observation["drawn_card"]
+    facts = CARDS[card]
+    ranked = []
+    for move in legal_moves:
+        _, x, y = move.split(" ")
+        cell = (int(x), int(y))
+        ranked.append((-view.gain(facts, cell), move, cell))
+    ranked.sort()      # best gain first; equal gains in the legal list's order
+    if turns_left <= 1.0:
+        return ranked[0][1]
+    unseen = unseen_cards(observation)
+    best_move, best_value = ranked[0][1], float("-inf")
+    for loss, move, cell in ranked[:LOOKAHEAD_CANDIDATES]:
+        if deadline is not None and best_value > float("-inf") and time.perf_counter() > deadline:
+            break
+        after = {spot: stack[:] for spot, stack in garden.items()}
+        after.setdefault(cell, []).append(card)
+        later = _GardenView.from_garden(after, max(1.0, turns_left - 1))
+        value = -loss + LOOKAHEAD_WEIGHT * _expected_best_gain(later, unseen)
+        if value > best_value:
+            best_move, best_value = move, value
+    return best_move
+
+
+def expectation_draw(observation: dict, legal_moves: list[str], rng: random.Random) -> str:
+    """Greedy's draw, with the face-down pile valued at the expected best gain of an unseen
+    card here instead of a fixed hope."""
+    view = _GardenView.from_garden(_garden(observation), _turns_left(observation))
+    face_down = (_expected_best_gain(view, unseen_cards(observation))
+                 if "draw 2" in legal_moves else FACE_DOWN_HOPE)
+    return _best_draw(observation, view, legal_moves, face_down)
