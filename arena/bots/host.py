@@ -181,10 +181,8 @@ class BotProcess:
     def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
         """Sends an act request and waits for its reply until the clock's deadline."""
         act_id = message.act.act_id
-        if self.stream_over.is_set():
-            raise self.stream_end_error()
         self.process.thaw()   # frozen since its last move (`rest`): a few microseconds
-        self.send(message)
+        self.send(message)    # a stream the bot has ended, before or after the thaw: raises
         try:
             reply = self.replies.get(timeout=None if clock.deadline == float("inf")
                                      else clock.deadline)

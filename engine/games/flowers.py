@@ -122,14 +122,8 @@ class Flowers(Game):
         fair deal mixes those alike)."""
         players = observation["players"]
         resolved = self.resolve_options(options, players)
-        unseen = Counter(DECK_COUNTS)
-        seen = [card for garden in observation["gardens"] for cell in garden["cells"]
-                for card in cell["cards"]]
-        seen += [top for top in observation["pile_tops"] if top]
+        unseen = unseen_cards(observation)
         held = observation["drawn_card"]
-        if held:
-            seen.append(held)
-        unseen.subtract(seen)
         if min(unseen.values()) < 0:
             raise InvalidSetupError("not a flowers observation: it shows more copies of "
                                     "a card than the deck holds")
@@ -146,6 +140,19 @@ class Flowers(Game):
         if placing and not held:
             held = pool.pop(0)
         return FlowersState.from_view(self, resolved, observation, piles, held)
+
+
+def unseen_cards(observation: Mapping[str, Any]) -> Counter:
+    """Per card kind, the copies a seat has not seen, from its observation: the deck less
+    every garden's cards (covered ones included), the face-up tops and a card it holds. A
+    count below 0 means the observation shows more copies than the deck holds."""
+    unseen = Counter(DECK_COUNTS)
+    unseen.subtract(card for garden in observation["gardens"] for cell in garden["cells"]
+                    for card in cell["cards"])
+    unseen.subtract(top for top in observation["pile_tops"] if top)
+    if observation["drawn_card"]:
+        unseen[observation["drawn_card"]] -= 1
+    return unseen
 
 
 def _check_setup(players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> None:

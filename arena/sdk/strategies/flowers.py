@@ -20,7 +20,7 @@ import random
 import time
 from collections import Counter
 
-from engine.games.flowers import DECK_COUNTS
+from engine.games import flowers as flowers_engine
 from engine.games.flowers_scoring import CARDS, garden_from_cells, groups, score
 
 FACE_DOWN_HOPE = 0.6       # what an unknown pile-2 card is expected to add
@@ -77,6 +77,14 @@ def _end_value(observation: dict, view: "_GardenView") -> float:
 _CELLS: dict[str, tuple[int, int]] = {}     # `place X Y` -> (X, Y), parsed once per string
 
 
+def _cell(move: str) -> tuple[int, int]:
+    cell = _CELLS.get(move)
+    if cell is None:
+        _, x, y = move.split(" ")
+        cell = _CELLS[move] = (int(x), int(y))
+    return cell
+
+
 def _best_place(view: "_GardenView", card: str, legal_moves: list[str],
                 rng: random.Random) -> str:
     """The placement worth most; ties (common: many cells are alike) drawn with rng."""
@@ -84,10 +92,7 @@ def _best_place(view: "_GardenView", card: str, legal_moves: list[str],
     best: list[str] = []
     best_value = float("-inf")
     for move in legal_moves:
-        cell = _CELLS.get(move)
-        if cell is None:
-            _, x, y = move.split(" ")
-            cell = _CELLS[move] = (int(x), int(y))
+        cell = _cell(move)
         value = view.gain(facts, cell)
         if value > best_value + 1e-9:
             best, best_value = [move], value
@@ -249,16 +254,9 @@ def _around(cell: tuple[int, int]) -> tuple:
 
 # -- a look-ahead for stronger bots (the `ismcts` sample bot places and draws with these) ------
 def unseen_cards(observation: dict) -> Counter:
-    """Per card kind, the copies this seat has not seen: under the piles' tops, in pile 2, a
-    card another seat holds face down, or never dealt (a fair shuffle mixes them alike)."""
-    unseen = Counter(DECK_COUNTS)
-    for garden in observation["gardens"]:
-        for cell in garden["cells"]:
-            unseen.subtract(cell["cards"])
-    unseen.subtract(top for top in observation["pile_tops"] if top)
-    if observation["drawn_card"]:
-        unseen[observation["drawn_card"]] -= 1
-    return +unseen
+    """Per card kind, the copies this seat has not seen (engine.games.flowers.unseen_cards,
+    kinds with none left out)."""
+    return +flowers_engine.unseen_cards(observation)
 
 
 def _expected_best_gain(view: "_GardenView", unseen: Counter) -> float:
@@ -272,11 +270,6 @@ def _expected_best_gain(view: "_GardenView", unseen: Counter) -> float:
                for card, copies in unseen.items()) / total
 
 
-def _garden(observation: dict) -> dict:
-    cells = observation["gardens"][observation["seat"]]["cells"]
-    return {(cell["x"], cell["y"]): list(cell["cards"]) for cell in cells}
-
-
 def lookahead_place(observation: dict, legal_moves: list[str], rng: random.Random,
                     deadline: float | None = None) -> str:
     """Greedy's best few placements compared by their gain plus LOOKAHEAD_WEIGHT times the
@@ -285,15 +278,14 @@ def lookahead_place(observation: dict, legal_moves: list[str], rng: random.Rando
     in process: 58% placing with it and drawing like greedy, 60% with `expectation_draw`.)
     With a `deadline` (a `time.perf_counter()` value) it compares the candidates, best first,
     only while there is time: each costs a few milliseconds."""
-    garden = _garden(observation)
+    garden = garden_from_cells(observation["gardens"][observation["seat"]]["cells"])
     turns_left = _turns_left(observation)
     view = _GardenView.from_garden(garden, turns_left)
     card = observation["drawn_card"]
     facts = CARDS[card]
     ranked = []
     for move in legal_moves:
-        _, x, y = move.split(" ")
-        cell = (int(x), int(y))
+        cell = _cell(move)
         ranked.append((-view.gain(facts, cell), move, cell))
     ranked.sort()      # best gain first; equal gains in the legal list's order
     if turns_left <= 1.0:
@@ -315,7 +307,8 @@ def lookahead_place(observation: dict, legal_moves: list[str], rng: random.Rando
 def expectation_draw(observation: dict, legal_moves: list[str], rng: random.Random) -> str:
     """Greedy's draw, with the face-down pile valued at the expected best gain of an unseen
     card here instead of a fixed hope."""
-    view = _GardenView.from_garden(_garden(observation), _turns_left(observation))
+    seat = observation["seat"]
+    view = _GardenView(observation["gardens"][seat]["cells"], _turns_left(observation))
     face_down = (_expected_best_gain(view, unseen_cards(observation))
                  if "draw 2" in legal_moves else FACE_DOWN_HOPE)
     return _best_draw(observation, view, legal_moves, face_down)
