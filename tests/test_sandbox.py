@@ -819,8 +819,9 @@ def test_empty_bot_cgroups_of_a_killed_arena_are_removed_and_no_others(tmp_path)
     orphan.mkdir()
     ours.mkdir()
     try:
-        cgroups._remove_orphans(arena_folder)
+        sweep = cgroups.sweep_orphans()
         assert not orphan.exists()
+        assert gone.pid in sweep.owners
         assert ours.exists()   # a live arena's
     finally:
         for folder in (orphan, ours):

@@ -54,6 +54,8 @@ def main(verbose: int) -> None:
     """Arena: run bots at card games, leagues and Elo ladders."""
     raise_open_files_limit()
     setup_logging(verbose)
+    from arena.sandbox import cgroups   # what a dead arena left: every command ends it
+    cgroups.sweep_orphans()
 
 
 def raise_open_files_limit() -> None:

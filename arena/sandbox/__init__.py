@@ -6,7 +6,8 @@ Knows nothing of games or gRPC. The public names, `from arena import sandbox`:
 
 One module per part: `mounts` (what a bot sees: the bwrap command line and its /etc), `init`
 (the bot's init inside the sandbox: cgroups joined, rlimits, uid dropped, orphans reaped),
-`cgroups` (memory, pids and CPU of each bot, freezing), `seccomp` (the system-call filter),
+`cgroups` (memory, pids and CPU of each bot, freezing), `reaper` (ends the bots of an
+arena process that died), `seccomp` (the system-call filter),
 `proctree` (the host's process table), `logdrain` (the bot's capped log), `process` (spawn
 and SandboxedProcess), `doctor` (what is enforced on this machine). SECURITY.md at the
 repository's root says what a bot can and cannot do, and how each protection is tested.

@@ -4,9 +4,10 @@ time, and freezing it; on cgroup v1 or v2, whichever holds each controller here.
 Every bot cgroup is made inside the cgroup the arena itself runs in (read from
 /proc/self/cgroup, per hierarchy), under one folder `arena` there, so every limit nests inside
 whatever limits the arena already: `<arena's cgroup>/arena/<pid>-<n>`. The arena never moves
-itself and never writes to a cgroup it did not create (it removes the empty bot cgroups of
-arena processes killed before they could); on cgroup v2 it uses only the
-controllers its own cgroup already hands down. The bot joins its cgroups itself before its
+itself and never writes to a cgroup it did not create; on cgroup v2 it uses only the
+controllers its own cgroup already hands down. The bot cgroups of an arena process that died
+without removing them are ended by its reaper, or by the next arena command (`reaper`,
+`sweep_orphans`). The bot joins its cgroups itself before its
 command starts (the in-sandbox init writes to descriptors opened here), and they are removed
 when it has ended.
 """
@@ -16,12 +17,14 @@ import atexit
 import errno
 import functools
 import itertools
+import logging
 import os
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.sandbox import reaper
 from arena.sandbox.limits import Limits
 from arena.sandbox.proctree import running
 
@@ -33,6 +36,7 @@ _ARENA_FOLDER = "arena"
 _CPU_PERIOD_US = 100_000
 _FREEZE_TIMEOUT = 2.0
 _REMOVE_TIMEOUT = 1.0
+_log = logging.getLogger("arena.sandbox")
 
 
 @dataclass
@@ -48,8 +52,21 @@ class Placement:
 
 @functools.lru_cache(maxsize=None)
 def placement() -> Placement:
-    """Finds (and creates, once) the `arena` folder of each controller; cached."""
+    """Finds (and creates, once) the `arena` folder of each controller; cached. The first
+    call also ends what dead arena processes left there (`sweep_orphans`)."""
     found = Placement()
+    own, found.missing = _own_folders()
+    sweep_orphans()
+    for controller, (version, folder) in own.items():
+        _place(found, controller, version, folder)
+    return found
+
+
+def _own_folders() -> tuple[dict[str, tuple[int, Path]], dict[str, str]]:
+    """controller -> (cgroup version, the arena's own cgroup folder), and controller -> why
+    there is none, from /proc/self/cgroup and /proc/self/mountinfo; nothing is created."""
+    own: dict[str, tuple[int, Path]] = {}
+    missing: dict[str, str] = {}
     hierarchies = _own_cgroups()
     mounts = _cgroup_mounts()
     v2_own = None
@@ -60,28 +77,28 @@ def placement() -> Placement:
         v1 = next(((mount, root) for name, (mount, root) in mounts.items()
                    if controller in name.split(",")), None)
         if v1 is not None:
-            for ids, (controllers, path) in hierarchies.items():
-                if controller in controllers:
-                    _place(found, controller, 1, _inside(*v1, path))
-                    break
+            path = next((path for controllers, path in hierarchies.values()
+                         if controller in controllers), None)
+            folder = None if path is None else _inside(*v1, path)
+            if path is None:
+                missing[controller] = "the arena's cgroup of it is not listed in /proc/self/cgroup"
+            elif folder is None or not folder.is_dir():
+                missing[controller] = f"the arena's own cgroup {folder} is not visible"
             else:
-                found.missing[controller] = "the arena's cgroup of it is not listed in /proc/self/cgroup"
+                own[controller] = (1, folder)
         elif v2_own is not None:
             if controller in V2_BUILTIN or controller in _read_words(v2_own / "cgroup.subtree_control"):
-                _place(found, controller, 2, v2_own)
+                own[controller] = (2, v2_own)
             else:
-                found.missing[controller] = (
+                missing[controller] = (
                     f"cgroup v2 controller {controller!r} is not enabled for the arena's cgroup "
                     f"({v2_own}/cgroup.subtree_control)")
         else:
-            found.missing[controller] = "no cgroup hierarchy with it is mounted"
-    return found
+            missing[controller] = "no cgroup hierarchy with it is mounted"
+    return own, missing
 
 
-def _place(found: Placement, controller: str, version: int, own: Path | None) -> None:
-    if own is None or not own.is_dir():
-        found.missing[controller] = f"the arena's own cgroup {own} is not visible"
-        return
+def _place(found: Placement, controller: str, version: int, own: Path) -> None:
     folder = own / _ARENA_FOLDER
     try:
         folder.mkdir(exist_ok=True)
@@ -104,22 +121,75 @@ def _place(found: Placement, controller: str, version: int, own: Path | None) ->
     except OSError as error:
         found.missing[controller] = f"cannot create a bot's cgroup in {folder}: {error.strerror}"
         return
-    _remove_orphans(folder)
     found.folders[controller] = (version, folder)
 
 
-def _remove_orphans(folder: Path) -> None:
-    """Removes the empty bot cgroups in `folder` of arena processes that are gone (killed
-    before they could remove them). Only names this module makes, `<pid>-<n>`, are looked
-    at, and a cgroup still holding a process is never removed (rmdir refuses)."""
-    for child in folder.iterdir():
-        owner, _, number = child.name.partition("-")
-        if child.is_dir() and owner.isdigit() and number.isdigit() and not running(int(owner)):
-            try:
-                child.rmdir()
-            except OSError:
-                pass
+# -- what dead arena processes left -------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Sweep:
+    """What `sweep_orphans` ended: bot cgroups of arena processes that are gone."""
+
+    owners: tuple[int, ...] = ()
+    cgroups: int = 0
+    processes: int = 0
+
+    def __str__(self) -> str:
+        return (f"ended {self.processes} bot process(es) and removed {self.cgroups} bot "
+                f"cgroup(s) left by arena process(es) {', '.join(map(str, self.owners))}, "
+                "which are gone")
+
+
+def arena_folders() -> list[Path]:
+    """The `arena` folders bot cgroups of this arena go in, those that exist (none made)."""
+    folders = {folder / _ARENA_FOLDER for _, folder in _own_folders()[0].values()}
+    return sorted(folder for folder in folders if folder.is_dir())
+
+
+def orphans() -> dict[str, list[str]]:
+    """Bot cgroup name -> its folders, for every bot cgroup whose arena process is gone.
+    Only names this module makes, `<pid>-<n>`, are looked at."""
+    found: dict[str, list[str]] = {}
+    for folder in arena_folders():
+        for child in folder.iterdir():
+            owner, _, number = child.name.partition("-")
+            if (child.is_dir() and owner.isdigit() and number.isdigit()
+                    and not running(int(owner))):
+                found.setdefault(child.name, []).append(str(child))
+    return found
+
+
+def sweep_orphans() -> Sweep:
+    """Ends the bots and removes the cgroups that arena processes killed before they (and
+    their reaper) could left behind; logs one line saying so. Every arena command runs it."""
+    owners: set[int] = set()
+    cgroups = processes = 0
+    for name, groups in orphans().items():
+        killed, removed = reaper.end_bot_cgroups(groups)
+        owners.add(int(name.partition("-")[0]))
+        cgroups += removed
+        processes += killed
+    sweep = Sweep(tuple(sorted(owners)), cgroups, processes)
+    if owners:
+        _log.warning("%s", sweep)
+        swept.append(sweep)
+    return sweep
+
+
+swept: list[Sweep] = []
+"""What this process's sweeps ended (`arena doctor` reports it)."""
+
+
+def live_bot_cgroups() -> dict[int, int]:
+    """Arena pid -> how many bot cgroups it holds now, for arena processes still running."""
+    names = {child.name for folder in arena_folders() for child in folder.iterdir()
+             if child.is_dir()}
+    counts: dict[int, int] = {}
+    for name in names:
+        owner, _, number = name.partition("-")
+        if owner.isdigit() and number.isdigit() and running(int(owner)):
+            counts[int(owner)] = counts.get(int(owner), 0) + 1
+    return counts
 
 
 def _own_cgroups() -> dict[int, tuple[list[str], str]]:
@@ -186,6 +256,7 @@ class BotCgroups:
         self.folders: dict[str, tuple[int, Path]] = {}
         self._made: list[Path] = []
         self._fds: dict[str, int] = {}
+        reaper.watch(sorted({str(parent) for _, parent in where.folders.values()}))
         try:
             for controller, (version, parent) in where.folders.items():
                 folder = parent / name

@@ -163,6 +163,17 @@ def protections() -> list[Protection]:
     return rows
 
 
+def leftovers() -> str:
+    """Bots that arena processes left behind: what this process's sweeps ended (every arena
+    command sweeps at its start), and the bot cgroups of arena processes running now."""
+    cgroups.sweep_orphans()
+    ended = "; ".join(map(str, cgroups.swept)) or "no bot or bot cgroup of a dead arena was left"
+    live = cgroups.live_bot_cgroups()
+    running = (f"; {sum(live.values())} bot cgroup(s) of {len(live)} running arena process(es)"
+               f" ({', '.join(map(str, sorted(live)))})" if live else "")
+    return ended + running
+
+
 def _userns_row(bwrap: str | None, unavailable: str | None, program: bytes | None,
                 root: bool) -> Protection:
     """Tries to make a user namespace inside a sandbox like a bot's."""

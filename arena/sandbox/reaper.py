@@ -1,0 +1,155 @@
+"""Ends the bots an arena process leaves behind, whatever ended it: its reaper and the sweep.
+
+A bot is frozen between its moves, and a frozen process does not act on SIGKILL until it is
+thawed, so when an arena process dies without ending its bots (`kill -9`, the OOM killer, a
+Ray actor killed) nothing would ever thaw them: they and their cgroups would stay until the
+machine reboots. Two things prevent it:
+
+- `watch(folders)`: the first time an arena process makes a bot cgroup it starts a reaper,
+  a small process of its own session that waits for the arena process to end (a pidfd), then
+  kills the processes of every bot cgroup that process made (`<pid>-<n>`), thaws them so the
+  kill lands, and removes the cgroups. It outlives the arena by the moment this takes.
+- `end_bot_cgroups(...)`, which the next arena command runs too (`cgroups.sweep_orphans`) for
+  any bot cgroup whose owner is gone, should the reaper have been killed with the arena.
+
+This file runs as a script (`python -I -S reaper.py OWNER FOLDER...`), so it imports nothing
+but the standard library.
+"""
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+_END_TIMEOUT = 5.0
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as file:
+            return file.read()
+    except OSError:
+        return ""
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w") as file:
+            file.write(text)
+    except OSError:
+        pass   # not this kind of cgroup, or it is already gone
+
+
+def _thaw(group: str) -> None:
+    if os.path.exists(os.path.join(group, "freezer.state")):
+        _write(os.path.join(group, "freezer.state"), "THAWED")
+    elif os.path.exists(os.path.join(group, "cgroup.freeze")):
+        _write(os.path.join(group, "cgroup.freeze"), "0")
+
+
+def _members(groups: list[str]) -> set[int]:
+    return {int(word) for group in groups
+            for word in _read(os.path.join(group, "cgroup.procs")).split()}
+
+
+def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[int, int]:
+    """Kills every process in `groups` (one bot's cgroups, one per hierarchy), thaws them so
+    the kill lands, and removes the folders; returns (processes killed, cgroups removed)."""
+    groups = [group for group in groups if os.path.isdir(group)]
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while (pids := _members(groups)) and time.monotonic() < deadline:
+        for pid in pids:   # the kill first, then the thaw: a thawed bot never runs a moment
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for group in groups:
+            _thaw(group)
+        time.sleep(0.01)
+    removed = 0
+    for group in groups:
+        while True:
+            try:
+                os.rmdir(group)
+                removed += 1
+                break
+            except FileNotFoundError:
+                break
+            except OSError:   # its last process is still leaving
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+    return len(killed), removed
+
+
+def owned_by(folders: list[str], owner: int) -> dict[str, list[str]]:
+    """Bot cgroup name -> its folders, for the bot cgroups arena process `owner` made."""
+    prefix = f"{owner}-"
+    found: dict[str, list[str]] = {}
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name[len(prefix):].isdigit():
+                found.setdefault(name, []).append(os.path.join(folder, name))
+    return found
+
+
+# -- the arena's side ---------------------------------------------------------------------------
+
+_started_for: int | None = None   # the pid whose reaper runs (a forked child needs its own)
+_lock = threading.Lock()
+
+
+def watch(folders: list[str]) -> None:
+    """Starts this process's reaper once (again in a forked child): when this process ends,
+    however it ends, the reaper ends the bots of every bot cgroup it made in `folders`."""
+    global _started_for
+    with _lock:
+        if _started_for == os.getpid() or not folders:
+            return
+        # -I -S: an isolated interpreter that starts in milliseconds; a session of its own, so
+        # the terminal's Ctrl-C and a kill of the arena's process group leave it to its job.
+        subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__),
+                          str(os.getpid()), *folders],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+        _started_for = os.getpid()
+
+
+# -- the reaper's side --------------------------------------------------------------------------
+
+def _wait_for_end(owner: int) -> None:
+    """Returns once process `owner` (this reaper's parent) has ended."""
+    try:
+        pidfd = os.pidfd_open(owner)
+    except (OSError, AttributeError):
+        pidfd = None
+    if os.getppid() != owner:   # it ended before the pidfd was open (or a reused pid)
+        return
+    if pidfd is None:
+        while os.getppid() == owner:
+            time.sleep(0.2)
+        return
+    select.select([pidfd], [], [])
+
+
+def main(argv: list[str]) -> None:
+    for number in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)   # outlives the arena, and only by its job
+    owner, folders = int(argv[0]), argv[1:]
+    _wait_for_end(owner)
+    for groups in owned_by(folders, owner).values():
+        end_bot_cgroups(groups)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
