@@ -30,6 +30,14 @@ class BotTimeout(BotError):
     """No answer (or no handshake) within the deadline."""
 
     reason = "timeout"
+    cpu_seconds: float | None = None
+    """CPU time all the bot's processes had used when it timed out (before it was killed)."""
+    run_queue_wait: float | None = None
+    """Seconds its threads had waited for a CPU since their mark, then (see arena.hostload)."""
+    machine_cpu_seconds: float | None = None
+    at: float | None = None
+    """The machine's CPU-time counter and time.monotonic() when it timed out (before the kill,
+    which is the arena's work, not the others')."""
 
 
 class BotCrashed(BotError):

@@ -17,9 +17,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from arena.bot_errors import BotError
+from arena import hostload
+from arena.bot_errors import BotError, BotTimeout
 from arena.clock import MoveClock, SeatClock, TimeControl
-from arena.errors import ArenaError
+from arena.errors import ArenaError, HostError, HostOverloaded
 from arena.keys import MatchSeeds
 from arena.sdk import strategies
 from engine import records, registry
@@ -47,9 +48,12 @@ class Seat(ABC):
 
     name: str
     version: str
+    cores: float = 1.0
+    """The CPU the seat may use during its move, in cores (a bot's CPU quota)."""
 
     def new_match(self, info: MatchInfo) -> None:
-        """Called before the first act of every match; may raise BotError."""
+        """Called before the first act of every match; may raise BotError, or HostError
+        when the host cannot start it."""
 
     @abstractmethod
     def act(self, observation: dict, legal_moves: list[str], clock: MoveClock,
@@ -66,8 +70,21 @@ class Seat(ABC):
         difference around an act is the move's CPU time."""
         return None
 
+    def run_queue_wait(self) -> float | None:
+        """Seconds the seat's threads waited for a CPU since its last `mark_run_queue` (None
+        where it cannot be told): a timeout is the host's only if the bot waited (see
+        arena.hostload)."""
+        return None
+
+    def mark_run_queue(self) -> None:
+        """Starts `run_queue_wait` afresh: called before a move when the machine is busy."""
+
     def match_over(self, result: dict) -> None:
         """Called once the match ended (normally or by a forfeit, anyone's)."""
+
+    def discard(self) -> None:
+        """Called instead of `match_over` when the match is no result (the host failed it):
+        a bot process that saw the deal must not play it again, so it is ended."""
 
     def close(self) -> None:
         """Releases what the seat holds (processes, sockets)."""
@@ -137,6 +154,7 @@ class _Progress:
     moves: list = field(default_factory=list)
     times: list = field(default_factory=list)       # wall seconds per move (the clock's)
     cpu_times: list = field(default_factory=list)   # CPU seconds of the mover's processes
+    host_load: dict | None = None   # what the machine did during a move that timed out
 
 
 def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | None,
@@ -164,10 +182,15 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     progress = _Progress()
 
     started: list[Seat] = []
-    forfeit = _start_seats(game_id, resolved, players_count, bot_seeds, seats, time_control,
-                           started, label)
-    if forfeit is None:
-        forfeit = _play(state, seats, time_control, seed, progress, emit)
+    try:
+        forfeit = _start_seats(game_id, resolved, players_count, bot_seeds, seats,
+                               time_control, started, label)
+        if forfeit is None:
+            forfeit = _play(state, seats, time_control, seed, progress, emit)
+    except HostError:
+        for seat in started:
+            seat.discard()
+        raise
     if forfeit is None:
         result = records.normal_result(state)
     else:
@@ -179,13 +202,15 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     for seat in started:
         _tell_match_over(seat, result)
 
+    extras = {"bots": [{"name": seat.name, "version": seat.version} for seat in seats],
+              "times": progress.times, "cpu_times": progress.cpu_times,
+              "time_control": time_control.to_record()}
+    if progress.host_load is not None:
+        extras["host_load"] = progress.host_load
     record = records.build_record(
         game_id=game_id, options=resolved,
         players=[seat.name for seat in seats], seed=seed, setup=setup,
-        moves=progress.moves, result=result,
-        extras={"bots": [{"name": seat.name, "version": seat.version} for seat in seats],
-                "times": progress.times, "cpu_times": progress.cpu_times,
-                "time_control": time_control.to_record()})
+        moves=progress.moves, result=result, extras=extras)
     emit(Ended(record, state))
     return record
 
@@ -213,6 +238,7 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
     """Runs the match to its end; returns the forfeit that stopped it, if any."""
     chance_rng = random.Random(f"arena-chance:{seed}")
     clocks = [SeatClock(time_control) for _ in seats]
+    machine = hostload.Watch()
     while True:
         mover = state.to_move()
         if mover is None:
@@ -229,18 +255,27 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         seat, clock = seats[mover], clocks[mover]
         move_clock = clock.for_move()
         cpu_before = seat.cpu_seconds()
+        machine_before = hostload.machine_cpu_seconds()
+        if machine.busy(machine_before):   # this move may be starved: time its waits alone
+            seat.mark_run_queue()
         started = time.monotonic()
         try:
             move = seat.act(state.observation(mover), state.legal_moves(), move_clock, ply)
+        except BotTimeout as error:
+            return _timeout(seat, mover, ply, error.problem,
+                            (error.at or time.monotonic()) - started,
+                            _spent(cpu_before, error.cpu_seconds), error.run_queue_wait,
+                            machine_before, progress, error.machine_cpu_seconds)
         except BotError as error:
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
         cpu_after = seat.cpu_seconds()
         seat.rest()   # off the clock: freezing it is not the mover's time
         if not clock.charge(move_clock, elapsed):
-            return _Forfeit(mover, "timeout",
-                            f"{_who(seat, mover, ply)}: answered after {elapsed:.3f} s, "
-                            f"allowed {move_clock.allowed:.3f} s")
+            return _timeout(seat, mover, ply, f"answered after {elapsed:.3f} s, allowed "
+                                              f"{move_clock.allowed:.3f} s",
+                            elapsed, _spent(cpu_before, cpu_after), seat.run_queue_wait(),
+                            machine_before, progress)
         try:
             state.apply(move)
         except IllegalMoveError as error:
@@ -248,9 +283,28 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         progress.moves.append([mover, move])
         elapsed = round(elapsed, 6)   # the log shows what the record keeps
         progress.times.append(elapsed)
-        progress.cpu_times.append(None if None in (cpu_before, cpu_after)
-                                  else round(cpu_after - cpu_before, 6))
+        spent = _spent(cpu_before, cpu_after)
+        progress.cpu_times.append(None if spent is None else round(spent, 6))
         emit(Moved(ply, mover, seat.name, move, elapsed, state))
+
+
+def _spent(cpu_before: float | None, cpu_after: float | None) -> float | None:
+    return None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+
+
+def _timeout(seat: Seat, mover: int, ply: int, problem: str, wall: float,
+             bot_cpu: float | None, waited: float | None, machine_before: float,
+             progress: _Progress, machine_after: float | None = None) -> _Forfeit:
+    """A timeout forfeit, with what the machine did meanwhile in the record; HostOverloaded
+    instead when other processes kept the bot off the CPU it was due (see arena.hostload)."""
+    load = hostload.measure(wall, bot_cpu, waited, machine_before, seat.cores, machine_after)
+    who = _who(seat, mover, ply)
+    if load.starved:
+        raise HostOverloaded(f"{who} timed out while other processes held the machine's CPU "
+                             f"({load.describe()}): the match is voided, not the bot's loss",
+                             {"seat": mover, "ply": ply, **load.to_record()})
+    progress.host_load = {"seat": mover, "ply": ply, **load.to_record()}
+    return _Forfeit(mover, "timeout", f"{who}: {problem} ({load.describe()})")
 
 
 def _tell_match_over(seat: Seat, result: dict) -> None:

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 
 from arena.bots.manifest import BUILTIN
 from arena.clock import TimeControl
-from arena.errors import ArenaError
+from arena.errors import ArenaError, HostError, HostOverloaded
 from arena.league_config import LeagueError, RunPlan
 from arena.match import Seat, StrategySeat, play_match
 from arena.schedule import MatchSpec
@@ -79,17 +79,42 @@ class SeatSource:
         self.stack.close()
 
 
+VOID_ATTEMPTS = 3
+"""Times a match may be voided because the machine kept a bot off the CPU before the host is
+called too busy to time it fairly (HostError: a league stops, the service waits)."""
+VOID_PAUSE = 2.0
+"""Seconds to wait after a voided match, times the voids so far, before playing it again."""
+
+
 def play_spec(source: SeatSource, plan: RunPlan, spec: MatchSpec, worker: int) -> FinishedMatch:
-    """Plays one scheduled match with the worker's seats and returns it for the store."""
-    seats = source.seats(spec.seats)
-    try:
-        started, clock = time.time(), time.monotonic()
-        record = play_match(plan.game, plan.players, plan.options, spec.seed, seats,
-                            TimeControl(**plan.time_control), bot_seeds=spec.bot_seeds,
-                            label=spec.id)
-    finally:
-        for seat in seats:
-            seat.close()
+    """Plays one scheduled match with the worker's seats and returns it for the store.
+
+    A match voided for the host's load (HostOverloaded) is played again, from the start and
+    with fresh bot processes, after a pause; its record keeps what was measured each time
+    (`voided`). HostError when it is voided VOID_ATTEMPTS times."""
+    voided: list[dict] = []
+    while True:
+        seats = source.seats(spec.seats)
+        try:
+            started, clock = time.time(), time.monotonic()
+            record = play_match(plan.game, plan.players, plan.options, spec.seed, seats,
+                                TimeControl(**plan.time_control), bot_seeds=spec.bot_seeds,
+                                label=spec.id)
+            break
+        except HostOverloaded as error:
+            voided.append(error.measure)
+            if len(voided) >= VOID_ATTEMPTS:
+                raise HostError(f"the machine is too busy to time bots fairly: {error} "
+                                f"({len(voided)} times); stored matches are kept, play it "
+                                "again when the machine is quieter") from None
+            log.warning("match %s voided (%d of %d): %s", spec.id, len(voided), VOID_ATTEMPTS,
+                        error)
+        finally:
+            for seat in seats:
+                seat.close()
+        time.sleep(VOID_PAUSE * len(voided))
+    if voided:
+        record["voided"] = voided
     return FinishedMatch(spec, record, started=started, seconds=time.monotonic() - clock,
                          worker=worker)
 
@@ -290,6 +315,9 @@ def worker_main() -> None:
     except EOFError:
         pass   # the parent is gone or stopped us
     finally:
+        # Ending already: a SIGTERM now (the league stopping) would only break the clean-up
+        # (a traceback from an atexit handler); its bots end with it whatever happens.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         source.close()
 
 

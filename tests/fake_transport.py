@@ -125,6 +125,12 @@ class FakeBotProcess:
     def cpu_seconds(self) -> float | None:
         return None
 
+    def run_queue_wait(self) -> float:
+        return 0.0   # a thread of the test's process: it never waits as a bot would
+
+    def never_ran(self) -> bool:
+        return False
+
     def kill(self) -> None:
         if self.thread.is_alive():
             self.exit_status = -9

@@ -51,12 +51,12 @@ import grpc
 from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
-from arena import sandbox, wire
+from arena import hostload, sandbox, wire
 from arena.bots.manifest import BotSpec
 from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
                               BotReportedError, BotTimeout)
 from arena.clock import MoveClock
-from arena.errors import ArenaError
+from arena.errors import ArenaError, HostError
 from arena.match import MatchInfo, Seat
 from arena.v1 import arena_pb2
 
@@ -102,13 +102,18 @@ class BotProcess:
         self.broken = False                                    # no more use for this process
         self.act_ids = itertools.count(1)
         self.handshaken = False
+        self.run_queue_mark = 0.0   # its threads' run-queue wait at the last mark
         self.socket_path = host.socket_dir / f"bot-{next(host._socket_ids)}.sock"
         self.server: grpc.Server | None = None
 
     def start(self, budget: float) -> None:
         """Starts the process and waits for its handshake and stream, at most `budget` s."""
         env = {"ARENA_SOCKET": str(self.socket_path), "ARENA_TOKEN": self.token}
-        self.server = _serve(self)
+        try:
+            self.server = _serve(self)
+        except (OSError, RuntimeError) as error:   # no socket or threads left for it
+            raise HostError(f"the host could not serve bot {self.spec.name}: {error} (not "
+                            "the bot's fault: the match is not played)") from None
         try:
             self.process = self.host.spawn(
                 list(self.spec.command), self.spec.folder, env=env,
@@ -119,20 +124,41 @@ class BotProcess:
             self.kill()
             raise   # the user's setup, not the bot's fault: no forfeit, one line
         except (OSError, sandbox.SandboxError) as error:
+            # The sandbox, its cgroups or its pipes could not be made: the host's fault (a
+            # bot's own command failing ends its process, a crash, later).
             self.kill()
-            raise BotCrashed(self.spec.name, f"cannot start {list(self.spec.command)}: "
-                                             f"{error}") from None
+            raise HostError(f"the host could not start bot {self.spec.name}: {error} (not "
+                            "the bot's fault: the match is not played; fix the host and "
+                            "play it again)") from None
         deadline = time.monotonic() + budget
         while not self.attached.wait(timeout=min(0.02, max(0.0, deadline - time.monotonic()))):
             status = self.process.poll()
             if status is not None:
                 self.kill()
+                self.check_host()
                 raise self.death_error("before its handshake")
             if time.monotonic() >= deadline:
                 self.kill()
                 raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
                                                  f"of {budget:g} s (its stderr: {self.log_path})")
+        self.mark_run_queue()   # a start-up on a busy machine is not a move
         self.rest()
+
+    def check_host(self) -> None:
+        """Raises HostError when a bot that ended before its handshake did so for the host's
+        reasons: its sandbox never ran its command, or its folder is gone (moved or deleted
+        while the arena ran: the bot's command found nothing to run)."""
+        if self.host.spawn is not sandbox.spawn:
+            return   # a test's fake process: no folder, no sandbox
+        if not Path(self.spec.folder).is_dir():
+            raise HostError(f"the host could not start bot {self.spec.name}: its folder "
+                            f"{self.spec.folder} is gone (not the bot's fault: the match is "
+                            "not played; restore the folder and play it again)")
+        if self.process.never_ran():
+            raise HostError(f"the host could not start bot {self.spec.name}: its sandbox ended "
+                            f"with status {self.process.returncode} before running its command "
+                            f"(see {self.log_path}; not the bot's fault: the match is not "
+                            "played)")
 
     def rest(self) -> None:
         """Freezes every process of the bot until its next act (CPU fairness: a bot computes
@@ -148,6 +174,17 @@ class BotProcess:
     def cpu_seconds(self) -> float | None:
         """CPU time all the bot's processes used so far, or None once it is gone."""
         return self.process.cpu_seconds() if self.alive() else None
+
+    def mark_run_queue(self) -> None:
+        """Waits for a CPU count from now on (see `run_queue_wait`)."""
+        self.run_queue_mark = self.process.run_queue_wait()
+
+    def run_queue_wait(self) -> float | None:
+        """Seconds its threads (those alive now) waited for a CPU since the last
+        `mark_run_queue` (its handshake, or the start of a move), or None once it is gone."""
+        if not self.alive():
+            return None
+        return max(0.0, self.process.run_queue_wait() - self.run_queue_mark)
 
     def log_header(self, text: str) -> None:
         """Writes `text` into the log as an arena line: `== arena: ... ==`, naming the process
@@ -187,10 +224,16 @@ class BotProcess:
             reply = self.replies.get(timeout=None if clock.deadline == float("inf")
                                      else clock.deadline)
         except queue.Empty:
-            self.kill()
             margin = clock.deadline - clock.allowed
-            raise BotTimeout(self.spec.name, f"no move within {clock.allowed:.3f} s "
-                                             f"(+{margin:.3f} s margin)") from None
+            timeout = BotTimeout(self.spec.name, f"no move within {clock.allowed:.3f} s "
+                                                 f"(+{margin:.3f} s margin)")
+            # Before the kill: the timeout's verdict weighs them (arena.hostload).
+            timeout.at = time.monotonic()
+            timeout.machine_cpu_seconds = hostload.machine_cpu_seconds()
+            timeout.cpu_seconds = self.cpu_seconds()
+            timeout.run_queue_wait = self.run_queue_wait()
+            self.kill()
+            raise timeout from None
         if reply is _ENDED:
             raise self.stream_end_error()
         try:
@@ -284,6 +327,7 @@ class BotSeat(Seat):
         self.lane = lane
         self.name = spec.name
         self.version = spec.version
+        self.cores = host.limits.cpus
         self.process: BotProcess | None = None
         self.info: MatchInfo | None = None
         self.match_id = ""
@@ -321,6 +365,13 @@ class BotSeat(Seat):
     def cpu_seconds(self) -> float | None:
         return None if self.process is None else self.process.cpu_seconds()
 
+    def run_queue_wait(self) -> float | None:
+        return None if self.process is None else self.process.run_queue_wait()
+
+    def mark_run_queue(self) -> None:
+        if self.process is not None and self.process.alive():
+            self.process.mark_run_queue()
+
     def match_over(self, result: dict) -> None:
         info, self.info = self.info, None
         if self.process is None or info is None:
@@ -329,6 +380,11 @@ class BotSeat(Seat):
             self.process.send(wire.match_over_message(self.match_id, result))
         if self.host.fresh_per_match or result.get("forfeit", {}).get("seat") == info.seat:
             self.process.kill()   # a forfeiter's whole tree goes; the next match restarts it
+
+    def discard(self) -> None:
+        info, self.info = self.info, None
+        if self.process is not None and info is not None:
+            self.process.kill()
 
     def close(self) -> None:
         """Gives the process back to the host's pool (or ends it)."""

@@ -147,8 +147,9 @@ def arena_folders() -> list[Path]:
 
 
 def orphans() -> dict[str, list[str]]:
-    """Bot cgroup name -> its folders, for every bot cgroup whose arena process is gone.
-    Only names this module makes, `<pid>-<n>`, are looked at."""
+    """Bot cgroup name -> its folders, for every bot cgroup whose arena process is gone and
+    whose reaper is not at work on it. Only names this module makes, `<pid>-<n>`, are
+    looked at."""
     found: dict[str, list[str]] = {}
     for folder in arena_folders():
         for child in folder.iterdir():
@@ -156,6 +157,10 @@ def orphans() -> dict[str, list[str]]:
             if (child.is_dir() and owner.isdigit() and number.isdigit()
                     and not running(int(owner))):
                 found.setdefault(child.name, []).append(str(child))
+    if found:
+        reaping = reaper.watched()
+        found = {name: groups for name, groups in found.items()
+                 if int(name.partition("-")[0]) not in reaping}
     return found
 
 
@@ -329,6 +334,16 @@ class BotCgroups:
             except OSError:
                 pass
         return found
+
+    def threads(self) -> set[int] | None:
+        """Host ids of every thread of the bot's processes, or None without a cgroup."""
+        for version, folder in self.folders.values():
+            try:
+                text = (folder / ("tasks" if version == 1 else "cgroup.threads")).read_text()
+            except OSError:
+                continue
+            return {int(tid) for tid in text.split()}
+        return None
 
     # -- during a match ------------------------------------------------------------------
     @property

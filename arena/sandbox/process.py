@@ -139,6 +139,13 @@ def _init_command(script: str, spec: dict) -> list[str]:
     return [sys.executable, "-I", "-S", script, json.dumps(spec), "--"]
 
 
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
 def _data_fd(data: bytes) -> int:
     """A descriptor to read `data` from (bwrap's --ro-bind-data reads it to the end)."""
     read_end, write_end = os.pipe()
@@ -260,6 +267,7 @@ class SandboxedProcess:
         self.pid = self._popen.pid
         self._start = proctree.stat_fields(self.pid)
         self._seen: dict[int, int] = {}  # pid -> starttime of every process seen as the bot's
+        self._schedstat: dict[int, int] = {}  # thread id -> its open schedstat file
         self._lock = threading.Lock()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._drain = threading.Thread(
@@ -289,6 +297,13 @@ class SandboxedProcess:
         if "signal" in status:
             return f"killed by signal {status['signal']}"
         return f"exited with status {status.get('exit', self._popen.returncode)}"
+
+    def never_ran(self) -> bool:
+        """True when the sandbox ended without running the bot's command: bubblewrap or the
+        init failed (the init reports every end of the command it ran; the bot cannot end its
+        init, pid 1 of its namespace) and the kernel did not kill it for its memory."""
+        return (self._popen.poll() is not None and not self._end_report()
+                and not self.memory_killed())
 
     def _end_report(self) -> dict:
         """What the init reported of the bot's end ({} if it could not: killed itself)."""
@@ -332,6 +347,30 @@ class SandboxedProcess:
         if self.cgroups.counts_cpu:
             return self.cgroups.cpu_seconds()
         return sum(proctree.cpu_ticks(pid) for pid in self.pids()) / os.sysconf("SC_CLK_TCK")
+
+    def run_queue_wait(self) -> float:
+        """Seconds the bot's live threads have spent runnable but waiting for a CPU, over
+        their lives (field 2 of /proc/TID/schedstat): a frozen or sleeping thread does not
+        wait, a thread the machine keeps off the CPU does. The files stay open between
+        calls, so a call costs a read per thread (tens of microseconds)."""
+        threads = self.cgroups.threads()
+        if threads is None:
+            threads = {int(tid) for pid in self.pids()
+                       for tid in _listdir(f"/proc/{pid}/task") if tid.isdigit()}
+        with self._lock:
+            for tid in set(self._schedstat) - threads:   # ended threads
+                os.close(self._schedstat.pop(tid))
+            total = 0
+            for tid in threads:
+                try:
+                    fd = self._schedstat.get(tid)
+                    if fd is None:
+                        fd = self._schedstat[tid] = os.open(f"/proc/{tid}/schedstat",
+                                                            os.O_RDONLY | os.O_CLOEXEC)
+                    total += int(os.pread(fd, 128, 0).split()[1])
+                except (OSError, IndexError, ValueError):
+                    pass   # gone meanwhile, or no schedstats in this kernel
+        return total / 1e9
 
     def memory_killed(self) -> bool:
         """True when the kernel killed a process of the bot for exceeding its memory limit."""
@@ -402,6 +441,9 @@ class SandboxedProcess:
                 time.sleep(0.002)
             self._popen.wait()
             self._end_report()
+            for fd in self._schedstat.values():
+                os.close(fd)
+            self._schedstat.clear()
             if self._arena_end >= 0:
                 os.close(self._arena_end)
                 os.close(self._status_end)

@@ -1,0 +1,140 @@
+"""How busy the machine was during a move: did a bot that timed out have the CPU it was due?
+
+A bot may use one core (its CPU quota) during its own move. When it runs out of time, the
+arena compares the CPU time every process on the machine used during the move with the bot's
+own: whatever the others used was taken from the machine's cores. If the others left the bot
+less than `STARVED_SHARE` of its core on average while its threads were waiting for a CPU
+(their run-queue wait, /proc/TID/schedstat), the host kept it off the CPU and the timeout is
+voided (`arena.errors.HostOverloaded`); else the bot simply thought too long (or slept) and
+loses on time. A bot cannot fake this: its own processes count as the bot's, never as the
+others', and its own threads' waits alone cannot make a timeout the host's.
+
+Reading the machine's CPU time costs one small read (the root cpuacct cgroup's counter, or
+/proc/stat's first line), so every move takes it.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import time
+from dataclasses import asdict, dataclass
+
+STARVED_SHARE = 0.75
+"""A timeout is the host's when the others left the bot less than this share of its core(s)."""
+
+
+@functools.lru_cache(maxsize=None)
+def _counter() -> tuple[int, bool]:
+    """A descriptor of the machine's CPU-time counter, and whether it is cpuacct (else
+    /proc/stat). The root of the cpuacct hierarchy counts every process in nanoseconds."""
+    for line in open("/proc/self/mountinfo"):
+        before, _, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if (len(tail) >= 3 and tail[0] == "cgroup" and "cpuacct" in tail[2].split(",")
+                and fields[3] == "/"):
+            try:
+                return os.open(os.path.join(fields[4], "cpuacct.usage"),
+                               os.O_RDONLY | os.O_CLOEXEC), True
+            except OSError:
+                break
+    return os.open("/proc/stat", os.O_RDONLY | os.O_CLOEXEC), False
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds() -> float:
+    """CPU time all processes of the machine used so far (a counter: compare two readings)."""
+    fd, cpuacct = _counter()
+    if cpuacct:
+        return int(os.pread(fd, 64, 0)) / 1e9
+    # cpu  user nice system idle iowait irq softirq steal ...: all but idle and iowait
+    fields = os.pread(fd, 256, 0).split(b"\n", 1)[0].split()[1:]
+    busy = sum(int(value) for index, value in enumerate(fields[:8]) if index not in (3, 4))
+    return busy / _TICK
+
+
+def cores() -> int:
+    """The cores this arena (and so its bots) may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:   # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class MoveLoad:
+    """What the machine did during one move of a bot that ran out of time."""
+
+    wall: float          # seconds from the act to the verdict
+    bot_cpu: float       # CPU seconds of all the bot's processes in that time
+    others_cpu: float    # CPU seconds of every other process of the machine in that time
+    cores: int           # cores the bots may run on
+    bot_cores: float     # the bot's CPU quota, in cores
+    waited: float | None  # seconds its threads waited for a CPU (see `starved`; None: unknown)
+
+    @property
+    def share_left(self) -> float:
+        """The share of the bot's core(s) the other processes left it, on average."""
+        if self.wall <= 0:
+            return 1.0
+        free = self.cores - self.others_cpu / self.wall
+        return max(0.0, min(self.bot_cores, free)) / self.bot_cores
+
+    @property
+    def starved(self) -> bool:
+        """The others left it less than its due, and it was waiting for a CPU meanwhile: a
+        bot that sleeps or blocks does not wait on the run queue. Its threads' wait is taken
+        over the move alone when the machine was busy before it (`Watch`), else since the
+        bot's handshake: more than the move's, so it can clear the host, never wrongly blame
+        it."""
+        if self.share_left >= STARVED_SHARE:
+            return False
+        return self.waited is None or self.waited >= (1 - STARVED_SHARE) * self.wall
+
+    def to_record(self) -> dict:
+        return {**{key: round(value, 6) if isinstance(value, float) else value
+                   for key, value in asdict(self).items()},
+                "share_left": round(self.share_left, 3), "voided": self.starved}
+
+    def describe(self) -> str:
+        waited = "" if self.waited is None else f", its threads' CPU wait {self.waited:.3f} s"
+        return (f"on CPU {self.bot_cpu:.3f} s of {self.wall:.3f} s; other processes used "
+                f"{self.others_cpu / self.wall if self.wall > 0 else 0:.2f} of {self.cores} "
+                f"cores, leaving it {self.share_left:.0%} of its core{waited}")
+
+
+class Watch:
+    """The machine's CPU use between one move and the next, to tell when a move may be
+    starved: then its bot's run-queue wait is read at its start, which costs tens of
+    microseconds a move, paid only while the machine is nearly full."""
+
+    WINDOW = 0.02
+    """Seconds of history a verdict needs: the counters of other cores lag by a tick."""
+
+    def __init__(self):
+        self.at = time.monotonic()
+        self.used = machine_cpu_seconds()
+        self.busy_above = cores() - (1 - STARVED_SHARE) * 2
+        self.verdict = True   # no history yet: take the first moves' waits alone
+
+    def busy(self, used: float) -> bool:
+        """True when the machine used more than all its cores but half of one over the last
+        WINDOW or more; `used` is machine_cpu_seconds() now."""
+        now = time.monotonic()
+        if now - self.at >= self.WINDOW:
+            self.verdict = (used - self.used) / (now - self.at) > self.busy_above
+            self.at, self.used = now, used
+        return self.verdict
+
+
+def measure(wall: float, bot_cpu: float | None, waited: float | None, machine_before: float,
+            bot_cores: float = 1.0, machine_after: float | None = None) -> MoveLoad:
+    """The load of a move that started when the machine had used `machine_before` CPU
+    seconds and ended at `machine_after` (default: now); `bot_cpu` None (not measurable)
+    counts the bot as having used none."""
+    bot = max(0.0, bot_cpu or 0.0)
+    if machine_after is None:
+        machine_after = machine_cpu_seconds()
+    others = max(0.0, machine_after - machine_before - bot)
+    return MoveLoad(wall, bot, others, cores(), bot_cores, waited)

@@ -1,0 +1,161 @@
+"""A host fault is the host's: a bot is never charged a forfeit for what the machine did.
+
+- A bot's cgroup that cannot be made stops the match with HostError (no record, no forfeit),
+  and the other bot's process, which saw the deal, is ended.
+- A league whose bot cannot be started (its folder gone) stops with one line and stores no
+  forfeit; resumed once the folder is back, it finishes.
+- A bot that computes within its time on an idle machine, but times out while spinning
+  processes outside the arena hold the cores, is voided (HostOverloaded, with what was
+  measured), not charged; a bot that overruns its time (it sleeps) is charged on a loaded
+  machine and on an idle one, and the record keeps what was measured.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena import sandbox
+from arena.bots import BotSpec
+from arena.clock import TimeControl
+from arena.errors import HostError, HostOverloaded
+from arena.match import play_match
+from arena.sandbox import cgroups
+
+pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+
+HERE = Path(__file__).parent
+RANDOM = HERE.parent / "sample_bots" / "random"
+HUNGRY = HERE / "lifecycle_bots" / "hungry"
+LATE = HERE / "misbehaving_bots" / "late"
+ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
+QUICK = TimeControl(move_time=0.5, startup=20.0)
+
+
+def spec(folder: Path) -> BotSpec:
+    return BotSpec.load(str(folder))
+
+
+class Spinners:
+    """Busy processes outside the arena, four per core: an overloaded machine. Ended by pid."""
+
+    def __init__(self, per_core: int = 4):
+        self.count = per_core * (os.cpu_count() or 1)
+        self.processes: list[subprocess.Popen] = []
+
+    def __enter__(self) -> "Spinners":
+        self.processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                          for _ in range(self.count)]
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for process in self.processes:
+            process.kill()
+        for process in self.processes:
+            process.wait()
+
+
+def test_a_bot_cgroup_that_cannot_be_made_is_the_hosts_fault_not_a_forfeit(host, monkeypatch):
+    if not cgroups.placement().folders:
+        pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")
+    with host.seat(spec(RANDOM), lane=0) as a, host.seat(spec(RANDOM), lane=1) as b:
+        play_match("mandala", 2, {}, 1, [a, b], QUICK)   # a process for lane 0 in the pool
+    # The next bot cgroup's name is taken already: its mkdir fails for real (EEXIST).
+    number = 10**9
+    monkeypatch.setattr(cgroups, "_names", itertools.count(number))
+    _, folder = next(iter(cgroups.placement().folders.values()))
+    taken = folder / f"{os.getpid()}-{number}"
+    taken.mkdir()
+    try:
+        first = host.seat(spec(RANDOM), lane=0)    # the pooled process: it starts at once
+        second = host.seat(spec(RANDOM), lane=7)   # a new process: its cgroup fails
+        with pytest.raises(HostError, match="not the bot's fault") as caught:
+            play_match("mandala", 2, {}, 2, [first, second], QUICK)
+        assert "cannot make the bot's cgroups" in str(caught.value)
+        # The seat that started saw the deal: its process is ended, not pooled for reuse.
+        assert first.process is not None and first.process.broken
+        first.close()
+        second.close()
+    finally:
+        taken.rmdir()
+
+
+def test_a_league_whose_bot_cannot_start_stops_in_one_line_and_resumes(tmp_path):
+    bot = tmp_path / "bot"
+    shutil.copytree(RANDOM, bot)
+    league = tmp_path / "lg"
+    argv = [*ARENA, "league", "run", "--game", "mandala", "--bot", str(bot),
+            "--bot", "builtin:greedy", "--deals", "6", "--seed", "3", "--workers", "1",
+            "--fresh-bots", "--quiet", "--skip-check", "--out", str(league)]
+    running = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    database = league / "league.sqlite"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and running.poll() is None:
+        if database.exists() and stored(database) >= 1:   # one match stored: the folder goes
+            break
+        time.sleep(0.02)
+    bot.rename(tmp_path / "gone")
+    out, err = running.communicate(timeout=300)
+    assert running.returncode != 0, out
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "could not start bot" in lines[0], err
+    assert "Traceback" not in err
+    assert forfeits(database) == []   # nothing charged to the bot
+    (tmp_path / "gone").rename(bot)
+    done = subprocess.run([*ARENA, "league", "resume", str(league), "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert stored(database) == 12 and forfeits(database) == []
+
+
+def stored(database: Path) -> int:
+    try:
+        with sqlite3.connect(database) as connection:
+            return connection.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def forfeits(database: Path) -> list:
+    with sqlite3.connect(database) as connection:
+        records = [json.loads(row[0]) for row in connection.execute("SELECT record FROM matches")]
+    return [record["result"]["forfeit"] for record in records if "forfeit" in record["result"]]
+
+
+def test_a_timeout_while_spinners_hold_the_cores_is_voided_not_charged(host):
+    idle = play_match("mandala", 2, {}, 5, [host.seat(spec(HUNGRY), lane=0),
+                                           host.seat(spec(RANDOM), lane=1)], QUICK)
+    assert idle["result"]["end"] == "normal", idle["result"]   # it is on time with its core
+    with Spinners():
+        with pytest.raises(HostOverloaded) as caught:
+            play_match("mandala", 2, {}, 6, [host.seat(spec(HUNGRY), lane=0),
+                                            host.seat(spec(RANDOM), lane=1)], QUICK)
+    measure = caught.value.measure
+    assert measure["seat"] == 0 and measure["voided"] is True
+    assert measure["share_left"] < 0.75 and measure["others_cpu"] > measure["bot_cpu"]
+    assert "voided, not the bot's loss" in str(caught.value)
+
+
+@pytest.mark.parametrize("loaded", [False, True], ids=["idle machine", "loaded machine"])
+def test_a_bot_that_overruns_its_time_is_charged_with_what_was_measured(host, loaded):
+    seats = [host.seat(spec(LATE), lane=0), host.seat(spec(RANDOM), lane=1)]
+    if loaded:
+        with Spinners():
+            record = play_match("mandala", 2, {}, 7, seats, QUICK)
+    else:
+        record = play_match("mandala", 2, {}, 7, seats, QUICK)
+    assert record["result"]["forfeit"]["seat"] == 0
+    assert record["result"]["forfeit"]["reason"] == "timeout"
+    load = record["host_load"]
+    assert load["seat"] == 0 and load["voided"] is False
+    assert load["waited"] is not None and load["waited"] < 0.25 * load["wall"]
+    assert "other processes used" in record["result"]["forfeit"]["detail"]
