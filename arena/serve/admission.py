@@ -1,15 +1,17 @@
 """Submissions: storing an upload as a new version, checking it, and admitting or rejecting it.
 
-`submit` (called by the web app) takes an author's upload for one ladder: it refuses an author
-over the rate limit, unpacks the upload safely into a staging folder, reads its manifest, and
-moves it to `bots/<author>/<name>/<content hash>/` (read-only) as a new version waiting for
-its check. The `Admission` thread checks waiting versions one at a time in the sandbox, then
+`submit` (called by the web app) takes an author's upload for one ladder: it first counts
+and reserves the submission against the author's hourly limit in one write transaction
+(refused uploads stay counted), then unpacks the upload safely into a staging folder, reads
+its manifest, and moves it to `bots/<author>/<name>/<content hash>/` (read-only) as a new
+version waiting for its check. The `Admission` thread checks waiting versions one at a time in the sandbox, then
 in one transaction admits the version (retiring the author's previous version of that bot on
 that ladder: its matches and history stay) or rejects it with the reason and the bot's log
 excerpt, which only its author sees. A restart checks again whatever was waiting.
 """
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import sqlite3
@@ -46,21 +48,60 @@ class Verdict:
 
 def submit(db: ServiceDB, author: Author, ladder: Ladder, data: bytes, *,
            limits: UploadLimits, per_hour: int) -> int:
-    """Stores an upload as a version waiting for its check; returns the submission id."""
-    recent = db.one("SELECT COUNT(*) FROM submissions WHERE author_id = ? AND created > ?",
-                    (author.id, time.time() - 3600))[0]
-    if recent >= per_hour:
-        raise SubmissionError(f"author {author.name} made {recent} submissions in the last "
-                              f"hour, the most allowed: try again later", status=429)
+    """Stores an upload as a version waiting for its check; returns the submission id.
+
+    The submission is counted against the author's hourly limit before anything is
+    unpacked, and stays counted if the upload is refused (as status `refused`, with the
+    reason): refused uploads cost the service work too."""
+    submission_id = reserve(db, author, ladder.id, per_hour)
     staging = db.folder / "staging" / secrets.token_hex(8)
     try:
         unpack(data, staging, limits)
         spec = _manifest(staging, ladder)
         folder = db.folder / "bots" / author.name / spec.name / spec.version
-        return _record(db, author, ladder, spec, staging, folder)
+        _record(db, submission_id, author, ladder, spec, staging, folder)
+        return submission_id
+    except BaseException as error:
+        _refuse(db, submission_id, str(error) if isinstance(error, ArenaError)
+                else "the service failed while storing it (not the upload's fault)")
+        raise
     finally:
         if staging.exists():
             remove_version_folder(staging)
+
+
+def reserve(db: ServiceDB, author: Author, ladder_id: str, per_hour: int) -> int:
+    """Counts the author's submissions of the last hour and, under the limit, takes one (a
+    row `receiving`) in the same write transaction: concurrent uploads are counted one after
+    another, so no more than `per_hour` get through however many arrive at once."""
+    now = time.time()
+    with db.transaction() as conn:   # BEGIN IMMEDIATE: one counter at a time
+        recent, oldest = conn.execute(
+            "SELECT COUNT(*), MIN(created) FROM submissions WHERE author_id = ? AND "
+            "created > ?", (author.id, now - 3600)).fetchone()
+        if recent >= per_hour:
+            minutes = max(1, math.ceil((oldest + 3600 - now) / 60))
+            raise SubmissionError(f"author {author.name} made {recent} submissions in the "
+                                  f"last hour (refused ones count), the most allowed: try "
+                                  f"again in {minutes} min", status=429)
+        return conn.execute(
+            "INSERT INTO submissions (author_id, ladder, status, created) "
+            "VALUES (?, ?, 'receiving', ?)", (author.id, ladder_id, now)).lastrowid
+
+
+def _refuse(db: ServiceDB, submission_id: int, reason: str) -> None:
+    with db.transaction() as conn:
+        conn.execute("UPDATE submissions SET status = 'refused', reason = ?, decided = ? "
+                     "WHERE id = ?", (reason, time.time(), submission_id))
+
+
+def refuse_unfinished(db: ServiceDB) -> None:
+    """At start-up: uploads a stopped service was still receiving are refused (they stay
+    counted), so none is left `receiving` for ever."""
+    with db.transaction() as conn:
+        conn.execute("UPDATE submissions SET status = 'refused', reason = 'the service "
+                     "stopped while receiving it: submit again', decided = ? WHERE "
+                     "status = 'receiving'", (time.time(),))
 
 
 def _manifest(folder: Path, ladder: Ladder):
@@ -80,8 +121,8 @@ def _manifest(folder: Path, ladder: Ladder):
     return spec
 
 
-def _record(db: ServiceDB, author: Author, ladder: Ladder, spec, staging: Path,
-            folder: Path) -> int:
+def _record(db: ServiceDB, submission_id: int, author: Author, ladder: Ladder, spec,
+            staging: Path, folder: Path) -> None:
     now = time.time()
     with db.transaction() as conn:
         bot = conn.execute("SELECT id FROM bots WHERE author_id = ? AND name = ?",
@@ -90,7 +131,8 @@ def _record(db: ServiceDB, author: Author, ladder: Ladder, spec, staging: Path,
             "INSERT INTO bots (author_id, name) VALUES (?, ?)", (author.id, spec.name)).lastrowid
         old = conn.execute("SELECT s.id, s.status FROM versions v JOIN submissions s ON "
                            "s.version_id = v.id WHERE v.bot_id = ? AND v.ladder = ? AND "
-                           "v.version = ?", (bot_id, ladder.id, spec.version)).fetchone()
+                           "v.version = ? ORDER BY s.id DESC",
+                           (bot_id, ladder.id, spec.version)).fetchone()
         if old is not None:
             raise SubmissionError(f"this version of {spec.name} ({spec.version[:8]}) was "
                                   f"already submitted to {ladder.id} (submission {old[0]}, "
@@ -106,10 +148,8 @@ def _record(db: ServiceDB, author: Author, ladder: Ladder, spec, staging: Path,
                 (bot_id, ladder.id, spec.version, str(folder), now)).lastrowid
         except sqlite3.IntegrityError:
             raise SubmissionError("this version is being submitted twice at once", 409) from None
-        return conn.execute(
-            "INSERT INTO submissions (author_id, ladder, bot_name, version_id, status, created) "
-            "VALUES (?, ?, ?, ?, 'checking', ?)",
-            (author.id, ladder.id, spec.name, version_id, now)).lastrowid
+        conn.execute("UPDATE submissions SET bot_name = ?, version_id = ?, status = "
+                     "'checking' WHERE id = ?", (spec.name, version_id, submission_id))
 
 
 def decide(db: ServiceDB, submission_id: int, version: Version, verdict: Verdict) -> None:

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
-from arena.serve.admission import Admission
+from arena.serve.admission import Admission, refuse_unfinished
 from arena.serve.app import Service, create_app
 from arena.serve.db import Ladder, ServiceDB
 from arena.serve.player import MatchPlayer
@@ -83,6 +83,7 @@ def serve(options: ServeOptions, executors: Callable[[], Executor]) -> None:
     sandbox.require()   # every bot runs sandboxed: refuse to start without bubblewrap
     check_address(options.host, options.port)
     db = ServiceDB.open(options.data)
+    refuse_unfinished(db)
     ladders = open_ladders(db, options.ladders, options.time_control)
     key = deal_key(db)
     (db.folder / "logs").mkdir(exist_ok=True)
