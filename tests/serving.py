@@ -44,6 +44,24 @@ def make_bot(folder: Path, name: str, code: str) -> Path:
     return folder
 
 
+def random_player(prelude: str) -> str:
+    """The code of a Python bot that runs `prelude` at start, then plays random legal moves
+    (seeded per match, as the sample bot `random` does)."""
+    return f"""import random, sys, time
+from arena.sdk import Bot, strategies
+{prelude.strip()}
+
+class Player(Bot):
+    def new_match(self, match):
+        self.rng = random.Random(match.rng_seed)
+
+    def act(self, observation, legal_moves):
+        return strategies.get("random", self.match.game)(observation, legal_moves, self.rng)
+
+Player().run()
+"""
+
+
 class Service:
     """One `arena serve` process, and how to talk to it."""
 

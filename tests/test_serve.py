@@ -24,7 +24,7 @@ import pytest
 
 from arena import sandbox
 from arena.serve.uploads import pack_folder
-from serving import SAMPLES, Service, arena, free_port, make_bot
+from serving import SAMPLES, Service, arena, free_port, make_bot, random_player
 
 SUBMISSIONS_PER_HOUR = 8
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -222,10 +222,7 @@ def test_another_authors_token_cannot_see_logs_or_replace_a_bot(service, browser
     assert "Logs (only you see these)" in browser.find_element(By.TAG_NAME, "main").text
 
 
-SNOOP = """
-import random, sys
-from arena.sdk import Bot, strategies
-
+SNOOP = random_player("""
 def attempt(what, action):
     try:
         result = action()
@@ -237,16 +234,7 @@ attempt("database", lambda: open(DATA + "/service.sqlite", "rb").read(64))
 attempt("other bot", lambda: open(OTHER, "rb").read(64))
 attempt("plant", lambda: open("/bot/planted.txt", "w").write("x"))
 attempt("network", lambda: __import__("socket").create_connection(("127.0.0.1", PORT), 2))
-
-class Snoop(Bot):
-    def new_match(self, match):
-        self.rng = random.Random(match.rng_seed)
-
-    def act(self, observation, legal_moves):
-        return strategies.get("random", self.match.game)(observation, legal_moves, self.rng)
-
-Snoop().run()
-"""
+""")
 
 
 def test_a_hostile_bot_reaches_neither_the_database_nor_other_bots_nor_the_service(service,
@@ -417,20 +405,7 @@ def test_pages_in_chromium(service, browser):
 
 # -- crash and restart -------------------------------------------------------------------------
 
-SLOW_STARTER = """
-import random, time
-from arena.sdk import Bot, strategies
-time.sleep(4)   # well inside the 10 s start-up budget
-
-class Slow(Bot):
-    def new_match(self, match):
-        self.rng = random.Random(match.rng_seed)
-
-    def act(self, observation, legal_moves):
-        return strategies.get("random", self.match.game)(observation, legal_moves, self.rng)
-
-Slow().run()
-"""
+SLOW_STARTER = random_player("time.sleep(4)   # well inside the 10 s start-up budget")
 
 
 def test_kill_9_and_restart_keep_every_stored_match_and_go_on(service, tmp_path):
