@@ -11,6 +11,7 @@ play (a check's deals and seeds are fixed, so only time can change its outcome).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ from arena.serve.uploads import pack_folder
 from browser import chromium
 from serving import ROOT, Service, arena, free_port, make_bot, random_player
 
-STARTUP = 4.0   # the ladder's start-up budget, seconds
+STARTUP = 6.0   # the ladder's start-up budget, seconds
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
@@ -59,8 +60,9 @@ def test_the_service_checks_itself_at_start(service):
 
 def test_a_bot_that_times_out_at_first_is_admitted_on_a_later_attempt(service, tmp_path):
     alice = service.tokens["alice"]
-    # Its first check starts within a second of the upload; by the retry it is ready.
-    data = ready_later(tmp_path / "flaky", "flaky", time.time() + STARTUP - 1,
+    # Its first attempt starts before READY_AT (unless it waits a whole start-up budget),
+    # and ends a budget later: the retry, at least 5 s after that, finds it ready.
+    data = ready_later(tmp_path / "flaky", "flaky", time.time() + STARTUP,
                        "time.sleep(60)")
     status, answer = service.upload(data, alice)
     assert status == 202, answer
@@ -179,3 +181,33 @@ def test_only_a_bots_latest_version_can_be_rechecked(service, tmp_path):
     status, body = service.request(f"/api/submissions/{ids[1]}/recheck", token=alice,
                                    method="POST", data=b"")
     assert status == 202 and json.loads(body)["recheck_of"] == ids[1], body
+
+
+HOST_FAULT = """
+import functools, sys
+from pathlib import Path
+from arena.clock import TimeControl
+from arena.serve.admission import checked
+from arena.serve.compliance import sample_check
+from arena.serve.db import Ladder
+ladder = Ladder("mandala-2p", "mandala", 2, "mandala/1", TimeControl().to_record())
+verdict = checked(functools.partial(sample_check, ladder, Path(sys.argv[1])), pause=0.1,
+                  note=lambda line: print("note:", line))
+print("verdict:", verdict.passed, verdict.fault, verdict.reason)
+"""
+
+
+def test_a_socket_that_cannot_be_made_is_the_hosts_fault_and_is_tried_again(tmp_path):
+    # A TMPDIR so deep that no bot's Unix socket path fits in 107 bytes: gRPC cannot bind.
+    deep = tmp_path / ("d" * 100) / ("e" * 100)
+    deep.mkdir(parents=True)
+    done = subprocess.run([sys.executable, "-c", HOST_FAULT, str(tmp_path / "logs")],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(deep)})
+    notes = [line for line in done.stdout.splitlines() if line.startswith("note:")]
+    assert [note.split(" failed ")[0] for note in notes] == [
+        "note: attempt 1 of 3", "note: attempt 2 of 3"], done
+    assert all("(host: the check could not run: Failed to bind" in note for note in notes)
+    verdict = done.stdout.splitlines()[-1]
+    assert verdict.startswith("verdict: False host the check could not run") and \
+        "(attempt 3 of 3; attempt 1: " in verdict, done
