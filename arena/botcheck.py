@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Sequence
 
 from arena.bot_errors import BotError
 from arena.clock import TimeControl
-from arena.errors import ArenaError
+from arena.errors import ArenaError, HostError
 from arena.match import StrategySeat, play_match
 from engine import records, registry
 
@@ -174,6 +174,8 @@ def _play(report: CheckReport, host, spec, match: _Match, seed: int,
         record = play_match(match.game, match.players, None, seed, seats, time_control,
                             bot_seeds=[seed + seat for seat in range(match.players)],
                             label=f"bot check ({match.name})")
+    except HostError:
+        raise   # the host could not play it: no verdict on the bot
     except ArenaError as error:
         report.add(match.name, FAIL, str(error))
         return

@@ -13,13 +13,10 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import tarfile
 import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -27,112 +24,22 @@ import pytest
 
 from arena import sandbox
 from arena.serve.uploads import pack_folder
+from serving import SAMPLES, Service, arena, free_port, make_bot, random_player
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "sample_bots"
 SUBMISSIONS_PER_HOUR = 8
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
 
-def arena(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", "from arena.cli import main; main()", *args],
-                          capture_output=True, text=True, env=env, timeout=300)
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Service:
-    """One `arena serve` process of this test module, and how to talk to it."""
-
-    def __init__(self, data: Path, port: int, log: Path):
-        self.data, self.port, self.log = data, port, log
-        self.url = f"http://127.0.0.1:{port}"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", "from arena.cli import main; main()", "serve",
-             "--data", str(self.data), "--port", str(self.port), "--workers", "1",
-             "--move-time", "0.5", "--submissions-per-hour", str(SUBMISSIONS_PER_HOUR)],
-            stdout=subprocess.DEVNULL, stderr=open(self.log, "ab"), env=env)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.log.read_text()
-            try:
-                self.get("/api/ladders")
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError(f"the service did not answer in 60 s:\n{self.log.read_text()}")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def request(self, path: str, *, token: str | None = None, data: bytes | None = None,
-                method: str | None = None) -> tuple[int, bytes]:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        request = urllib.request.Request(self.url + path, data=data, headers=headers,
-                                         method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return response.status, response.read()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read()
-
-    def get(self, path: str, token: str | None = None) -> dict:
-        status, body = self.request(path, token=token)
-        assert status == 200, (status, body)
-        return json.loads(body)
-
-    def upload(self, data: bytes, token: str, ladder: str = "mandala:2") -> tuple[int, dict]:
-        status, body = self.request(f"/api/submissions?ladder={ladder}", token=token,
-                                    data=data, method="POST")
-        assert body.count(b"\n") <= 1, body   # one line of JSON, never a traceback page
-        return status, json.loads(body)
-
-    def verdict(self, submission: int, token: str, timeout: float = 120) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            answer = self.get(f"/api/submissions/{submission}", token)
-            if answer["status"] != "checking":
-                return answer
-            time.sleep(0.5)
-        raise AssertionError(f"submission {submission} still checking after {timeout} s")
-
-    def ladder(self) -> list[dict]:
-        return self.get("/api/ladders/mandala-2p")["ladder"]
-
-    def stored_match_ids(self) -> set[str]:
-        conn = sqlite3.connect(f"file:{self.data / 'service.sqlite'}?mode=ro", uri=True)
-        try:
-            return {row[0] for row in conn.execute("SELECT id FROM matches")}
-        finally:
-            conn.close()
-
-
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     where = tmp_path_factory.mktemp("serve")
-    running = Service(where / "data", free_port(), where / "serve.log")
-    running.tokens = {name: arena("author", "add", name, "--data", str(running.data)
-                                  ).stdout.strip() for name in ("alice", "bob")}
+    running = Service(where / "data", free_port(), where / "serve.log",
+                      ["--workers", "1", "--move-time", "0.5",
+                       "--submissions-per-hour", str(SUBMISSIONS_PER_HOUR)])
+    for name in ("alice", "bob"):
+        running.add_author(name)
     running.start()
     yield running
     running.stop()
@@ -155,14 +62,6 @@ def browser():
     driver.quit()
 
 
-def make_bot(folder: Path, name: str, code: str) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "bot.py"]\n'
-                                     'games = ["mandala"]\n')
-    (folder / "bot.py").write_text(code)
-    return folder
-
-
 def tar_of(entries: list[tarfile.TarInfo], contents: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
@@ -175,12 +74,14 @@ def tar_of(entries: list[tarfile.TarInfo], contents: dict[str, bytes]) -> bytes:
 
 
 def sign_in(browser, service: Service, name: str) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
     browser.get(service.url + "/login")
     browser.find_element(By.ID, "token").send_keys(service.tokens[name])
     browser.find_element(By.ID, "sign-in").click()
-    WebDriverWait(browser, 30).until(
+    # The element found may belong to the login page the redirect is replacing: look again.
+    WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda driver: f"signed in as {name}" in driver.find_element(By.CSS_SELECTOR,
                                                                       ".who").text)
 
@@ -321,10 +222,7 @@ def test_another_authors_token_cannot_see_logs_or_replace_a_bot(service, browser
     assert "Logs (only you see these)" in browser.find_element(By.TAG_NAME, "main").text
 
 
-SNOOP = """
-import random, sys
-from arena.sdk import Bot, strategies
-
+SNOOP = random_player("""
 def attempt(what, action):
     try:
         result = action()
@@ -336,16 +234,7 @@ attempt("database", lambda: open(DATA + "/service.sqlite", "rb").read(64))
 attempt("other bot", lambda: open(OTHER, "rb").read(64))
 attempt("plant", lambda: open("/bot/planted.txt", "w").write("x"))
 attempt("network", lambda: __import__("socket").create_connection(("127.0.0.1", PORT), 2))
-
-class Snoop(Bot):
-    def new_match(self, match):
-        self.rng = random.Random(match.rng_seed)
-
-    def act(self, observation, legal_moves):
-        return strategies.get("random", self.match.game)(observation, legal_moves, self.rng)
-
-Snoop().run()
-"""
+""")
 
 
 def test_a_hostile_bot_reaches_neither_the_database_nor_other_bots_nor_the_service(service,
@@ -403,7 +292,7 @@ def answer_version(service: Service, submission: int) -> int:
 # -- uploads -----------------------------------------------------------------------------------
 
 def test_uploads_with_dotdot_links_or_devices_are_refused_and_leave_nothing(service):
-    alice = service.tokens["alice"]
+    dave = service.add_author("dave")   # refused uploads count against his hourly limit
     manifest = b'name = "sneaky"\ncommand = ["python3", "bot.py"]\ngames = ["mandala"]\n'
 
     def file(name: str) -> tarfile.TarInfo:
@@ -418,17 +307,21 @@ def test_uploads_with_dotdot_links_or_devices_are_refused_and_leave_nothing(serv
     device.type = tarfile.CHRTYPE
     absolute = tar_of([file("bot.toml"), file("/tmp/absolute.txt")],
                       {"bot.toml": manifest, "/tmp/absolute.txt": b"x"})
-    before = service.get("/api/submissions", alice)["submissions"]
+    refusals = []
     for data, words in ((dotdot, "'..'"), (symlink, "a link"),
                         (tar_of([file("bot.toml"), device], {"bot.toml": manifest}),
                          "a device file"), (absolute, "absolute path"),
                         (b"not a tar at all", "not a gzipped tar")):
-        status, answer = service.upload(data, alice)
+        status, answer = service.upload(data, dave)
         assert status == 400, answer
         assert words in answer["error"]
-    assert service.get("/api/submissions", alice)["submissions"] == before
+        refusals.append(answer["error"])
+    # Each is listed for its author, refused with its reason, and stored nowhere.
+    listed = service.get("/api/submissions", dave)["submissions"]
+    assert [(s["status"], s["reason"], s["version"]) for s in reversed(listed)] == [
+        ("refused", reason, None) for reason in refusals]
     assert not (service.data / "escaped.txt").exists()
-    assert not list((service.data / "bots" / "alice").glob("sneaky"))
+    assert not list((service.data / "bots").glob("*/sneaky"))
     assert not list((service.data / "staging").iterdir())
 
 
@@ -512,20 +405,7 @@ def test_pages_in_chromium(service, browser):
 
 # -- crash and restart -------------------------------------------------------------------------
 
-SLOW_STARTER = """
-import random, time
-from arena.sdk import Bot, strategies
-time.sleep(4)   # well inside the 10 s start-up budget
-
-class Slow(Bot):
-    def new_match(self, match):
-        self.rng = random.Random(match.rng_seed)
-
-    def act(self, observation, legal_moves):
-        return strategies.get("random", self.match.game)(observation, legal_moves, self.rng)
-
-Slow().run()
-"""
+SLOW_STARTER = random_player("time.sleep(4)   # well inside the 10 s start-up budget")
 
 
 def test_kill_9_and_restart_keep_every_stored_match_and_go_on(service, tmp_path):
@@ -560,11 +440,11 @@ def test_kill_9_and_restart_keep_every_stored_match_and_go_on(service, tmp_path)
 
 
 def test_submissions_per_author_are_rate_limited(service, tmp_path):
-    token = arena("author", "add", "carol", "--data", str(service.data)).stdout.strip()
+    token = service.add_author("carol")
     statuses = []
     for index in range(SUBMISSIONS_PER_HOUR + 1):
         bot = make_bot(tmp_path / f"bot{index}", f"quick{index}",
                        "import sys\nsys.exit(1)\n")
         statuses.append(service.upload(pack_folder(bot), token))
     assert [status for status, _ in statuses] == [202] * SUBMISSIONS_PER_HOUR + [429]
-    assert "try again later" in statuses[-1][1]["error"]
+    assert "try again in" in statuses[-1][1]["error"]

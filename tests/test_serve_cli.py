@@ -55,11 +55,15 @@ def test_serve_refuses_a_port_in_use(tmp_path):
                        "cannot listen on 127.0.0.1")
 
 
-def test_submit_refuses_a_folder_without_manifest_and_an_unreachable_server(tmp_path):
+def test_submit_and_recheck_refuse_bad_input_and_an_unreachable_server(tmp_path):
     one_line_error(run("submit", str(tmp_path), "--server", "http://127.0.0.1:9",
                        "--token", "t"), "no bot.toml")
     one_line_error(run("submit", str(SAMPLES / "greedy"), "--server", "http://127.0.0.1:9",
                        "--token", "t"), "cannot reach the service")
+    one_line_error(run("author", "recheck", "7", "--server", "http://127.0.0.1:9",
+                       "--token", "t"), "cannot reach the service")
+    one_line_error(run("author", "recheck", "seven", "--server", "http://127.0.0.1:9",
+                       "--token", "t"), "'seven' is not a valid integer")
 
 
 def test_bench_serve_prints_the_settling_and_memory_tables():

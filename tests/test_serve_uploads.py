@@ -2,6 +2,7 @@
 hostile upload could try (paths out of the folder, links, devices, bombs) refused whole."""
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import stat
@@ -106,3 +107,63 @@ def test_packing_refuses_links_and_folders_without_a_manifest(tmp_path):
     with pytest.raises(UploadError, match="is a link"):
         pack_folder(bot)
     assert pack_folder(SAMPLES / "greedy")[:2] == b"\x1f\x8b"   # gzip
+
+
+def header_only(name: str, kind: bytes, size: int) -> bytes:
+    """A gzipped tar whose one header claims `size` bytes of body it does not hold."""
+    info = tarfile.TarInfo(name)
+    info.type, info.size = kind, size
+    return gzip.compress(info.tobuf(tarfile.GNU_FORMAT) + bytes(4096))
+
+
+@pytest.mark.parametrize("kind", [tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK,
+                                  tarfile.XHDTYPE, tarfile.XGLTYPE])
+def test_a_tar_header_claiming_gigabytes_is_refused_before_its_body_is_read(tmp_path, kind):
+    with pytest.raises(UploadError, match=r"tar header \(long name or pax\) of 3221225472 "
+                                          r"bytes, over the 16384 allowed"):
+        unpack(header_only("././@LongLink", kind, 3 * 1024 ** 3), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_tar_headers_count_against_the_unpacked_cap(tmp_path):
+    """Empty files, each behind a 4 KiB pax header: no file data, yet over a 64 KiB cap."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for index in range(40):
+            info = entry(f"f{index}")
+            info.pax_headers = {"comment": "x" * 4000}
+            tar.addfile(info, io.BytesIO(b""))
+    limits = UploadLimits(unpacked_bytes=64 * 1024)
+    with pytest.raises(UploadError, match="unpacks to more than 0 MiB"):
+        unpack(buffer.getvalue(), tmp_path / "out", limits)
+    unpack(buffer.getvalue(), tmp_path / "fine")   # the default 20 MiB: 40 empty files
+    assert len(list((tmp_path / "fine").iterdir())) == 40
+
+
+def test_chained_headers_long_names_and_sparse_files_are_refused(tmp_path):
+    link = tarfile.TarInfo("././@LongLink")
+    link.type, link.size = tarfile.GNUTYPE_LONGNAME, 512
+    chained = (link.tobuf(tarfile.GNU_FORMAT) + b"a" * 511 + b"\0") * 6
+    with pytest.raises(UploadError, match="more than 4 tar headers in a row"):
+        unpack(gzip.compress(chained + bytes(2048)), tmp_path / "a")
+    long_name = tar_gz((entry("d/" * 100 + "bot.py"), b"x"))
+    with pytest.raises(UploadError, match="has a name of 206 characters, over 200"):
+        unpack(long_name, tmp_path / "b", UploadLimits(name_chars=200))
+    unpack(long_name, tmp_path / "c")   # within the default 255
+    sparse = tar_gz((entry("holes", tarfile.GNUTYPE_SPARSE), b""))
+    with pytest.raises(UploadError, match="sparse file"):
+        unpack(sparse, tmp_path / "d")
+    assert not any((tmp_path / name).exists() for name in "abd")
+
+
+def test_what_pack_folder_accepts_the_service_unpacks_and_the_same_size_is_measured(tmp_path):
+    limits = UploadLimits(unpacked_bytes=64 * 1024)
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "x"\n')
+    (bot / "data.bin").write_bytes(os.urandom(50 * 1024))
+    unpack(pack_folder(bot, limits), tmp_path / "out", limits)
+    # Files of 63.5 KiB fit a 64 KiB cap, but not with their tar headers: refused at home.
+    (bot / "data.bin").write_bytes(os.urandom(63 * 1024 + 500))
+    with pytest.raises(UploadError, match="over the upload limits"):
+        pack_folder(bot, limits)

@@ -1,4 +1,5 @@
-"""`arena serve` (the ladder service), `arena author add` and `arena submit` (its clients)."""
+"""`arena serve` (the ladder service), `arena author add`, and its clients: `arena submit` and
+`arena author recheck`."""
 from __future__ import annotations
 
 import json
@@ -72,7 +73,7 @@ def _executors(workers: int | None, executor: str,
 
 @main.group()
 def author() -> None:
-    """Authors of a ladder service (who may submit bots)."""
+    """Authors of a ladder service (who may submit bots), and their re-checks."""
 
 
 @author.command("add")
@@ -104,6 +105,30 @@ def submit(folder: Path, server: str, token: str, ladder: str, wait: bool) -> No
     url = f"{base}/api/submissions?{urllib.parse.urlencode({'ladder': ladder})}"
     answer = _call(urllib.request.Request(url, data=data, method="POST", headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/gzip"}))
+    _follow(base, token, answer, wait)
+
+
+@author.command("recheck")
+@click.argument("submission", type=click.IntRange(min=1))
+@click.option("--server", required=True, metavar="URL",
+              help="The service, e.g. http://127.0.0.1:8000")
+@click.option("--token", required=True, envvar="ARENA_TOKEN",
+              help="Your author token (or set ARENA_TOKEN).")
+@click.option("--wait", is_flag=True,
+              help="Wait for the check's verdict; exit 1 if the bot is rejected again.")
+def author_recheck(submission: int, server: str, token: str, wait: bool) -> None:
+    """Ask for the one re-check of a rejected version (its check is run again, as a new
+    submission of the same version)."""
+    base = server.rstrip("/")
+    answer = _call(urllib.request.Request(f"{base}/api/submissions/{submission}/recheck",
+                                          data=b"", method="POST",
+                                          headers={"Authorization": f"Bearer {token}"}))
+    click.echo(f"submission {answer['id']} re-checks submission {submission}")
+    _follow(base, token, answer, wait)
+
+
+def _follow(base: str, token: str, answer: dict, wait: bool) -> None:
+    """Prints a new submission and, with `wait`, its verdict (exit 1 unless admitted)."""
     click.echo(f"submission {answer['id']}: {answer['status']} ({base}{answer['url']})")
     if not wait:
         return
@@ -116,6 +141,9 @@ def submit(folder: Path, server: str, token: str, ladder: str, wait: bool) -> No
     if answer["status"] != "admitted":
         if answer.get("log"):
             click.echo(answer["log"].rstrip())
+        if answer.get("recheck"):
+            click.echo(f"(one re-check of this version may be asked for: arena author "
+                       f"recheck {answer['id']} --server {base})")
         raise SystemExit(1)
 
 

@@ -28,7 +28,7 @@ from starlette.routing import Route
 from arena.errors import ArenaError
 from arena.replay_page import render_replay_html
 from arena.serve import views
-from arena.serve.admission import SubmissionError, submit
+from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, authenticate
 from arena.serve.db import Ladder, ServiceDB, ladder_id
 from arena.serve.uploads import UploadLimits
@@ -138,17 +138,28 @@ def create_app(service: Service) -> Starlette:
         form = await _replayed(request, body).form(max_files=1, max_fields=4,
                                                   max_part_size=1024 * 1024)
         upload = form.get("bot")
-        token = str(form.get("token") or "") or request.cookies.get(TOKEN_COOKIE)
-        author = authenticate(service.db, token)
-        if author is None:
-            raise HTTPException(401, "unknown token: paste the token `arena author add` "
-                                     "printed for you")
+        author = form_author(request, form)
         if upload is None or isinstance(upload, str):
             raise HTTPException(400, "no bot file: choose your bot folder packed as .tar.gz")
         data = await upload.read()
         submission_id = await run_in_threadpool(store_submission, author,
                                                 str(form.get("ladder") or ""), data)
         return RedirectResponse(f"/submissions/{submission_id}", status_code=303)
+
+    def form_author(request: Request, form) -> Author:
+        """Who sent a form: its token field, else the signed-in cookie."""
+        token = str(form.get("token") or "") or request.cookies.get(TOKEN_COOKIE)
+        author = authenticate(service.db, token)
+        if author is None:
+            raise HTTPException(401, "unknown token: paste the token `arena author add` "
+                                     "printed for you")
+        return author
+
+    async def recheck_from_form(request: Request) -> Response:
+        body = await _read_capped(request, 16 * 1024)
+        form = await _replayed(request, body).form(max_files=0, max_fields=2)
+        new_id = ask_recheck(form_author(request, form), request.path_params["id"])
+        return RedirectResponse(f"/submissions/{new_id}", status_code=303)
 
     async def login(request: Request) -> Response:
         if request.method == "GET":
@@ -250,10 +261,29 @@ def create_app(service: Service) -> Starlette:
         service.on_submission()
         return submission_id
 
+    def api_recheck(request: Request) -> Response:
+        author = author_of(request, allow_cookie=False)
+        if author is None:
+            raise HTTPException(401, "a re-check needs your token: send Authorization: "
+                                     "Bearer TOKEN")
+        submission_id = request.path_params["id"]
+        new_id = ask_recheck(author, submission_id)
+        return JSONResponse({"id": new_id, "status": "checking", "recheck_of": submission_id,
+                             "url": f"/submissions/{new_id}"}, status_code=202)
+
+    def ask_recheck(author: Author, submission_id: int) -> int:
+        try:
+            new_id = recheck(service.db, author, submission_id, service.submissions_per_hour)
+        except SubmissionError as refused:
+            raise HTTPException(refused.status, str(refused)) from None
+        service.on_submission()
+        return new_id
+
     routes = [
         Route("/", home), Route("/ladders/{ladder}", ladder_page),
         Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
         Route("/submissions/{id:int}", submission_page),
+        Route("/submissions/{id:int}/recheck", recheck_from_form, methods=["POST"]),
         Route("/submit", submit_form, methods=["GET"]),
         Route("/submit", submit_from_form, methods=["POST"]),
         Route("/login", login, methods=["GET", "POST"]),
@@ -265,6 +295,7 @@ def create_app(service: Service) -> Starlette:
         Route("/api/submissions", api_submissions, methods=["GET"]),
         Route("/api/submissions", api_submit, methods=["POST"]),
         Route("/api/submissions/{id:int}", api_submission),
+        Route("/api/submissions/{id:int}/recheck", api_recheck, methods=["POST"]),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error,
                                                         Exception: server_error})

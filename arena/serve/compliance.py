@@ -1,37 +1,77 @@
-"""The admission check of a new version: `arena bot check`'s compliance run, in the sandbox.
+"""The admission check of a new version: `arena bot check`'s compliance run, in the sandbox,
+and whose fault a failure is.
 
 The version is checked at its ladder's game, player count and time control (manifest,
 sandboxed start-up and handshake, short matches against `random` and against itself, every
 record replayed: `arena.botcheck`). It is admitted when every check passes; otherwise the
 first failing check and its detail are the reason, and the end of its log is the excerpt
 only its author sees.
+
+Whose fault a failure is (`Verdict.fault`), which decides whether it is tried again:
+- HOST: the arena could not run the bot at all: the check raised instead of reporting
+  (check_bot reports every fault of a bot as a row; what it raises is ours, HostError
+  above all: the sandbox, a cgroup or the bot's socket could not be made).
+- TIMEOUT: no handshake or no move in time. The bot's fault, or a loaded host's: the same
+  bot can pass a moment later.
+- BOT: anything else (a crash, an illegal move, a protocol error, a bad manifest): the check
+  plays fixed deals with fixed seeds, so it fails the same way again.
+
+`sample_check` runs the same check on the sample bot `random`: the service's self-check at
+start-up, and the test of whether a host fault is really the host's.
 """
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
-from arena.botcheck import check_bot
+from arena.botcheck import CheckRow, check_bot
 from arena.clock import TimeControl
-from arena.serve.admission import Verdict
+from arena.serve.admission import BOT, HOST, TIMEOUT, Verdict
 from arena.serve.db import Ladder, Version
 
 EXCERPT_CHARS = 4000
+SAMPLE_BOT = "random"
+
+_TIMED_OUT = re.compile(r"(timeout|forfeit \(timeout\)): ")
 
 
 def compliance_check(version: Version, ladder: Ladder, log_dir: Path) -> Verdict:
     """Runs the compliance check of `version` on `ladder` (see the module docstring)."""
+    return check_folder(Path(version.folder), ladder, log_dir)
+
+
+def sample_check(ladder: Ladder, log_dir: Path) -> Verdict:
+    """The compliance check of the sample bot `random` on `ladder`: it passes wherever the
+    service can check bots at all."""
+    from sample_bots import sample_bot
+    return check_folder(sample_bot(SAMPLE_BOT), ladder, log_dir)
+
+
+def check_folder(folder: Path, ladder: Ladder, log_dir: Path) -> Verdict:
     shutil.rmtree(log_dir, ignore_errors=True)   # a check run again after a restart
     log_dir.mkdir(parents=True)
-    report = check_bot(version.folder, [ladder.game], log_dir=log_dir,
-                       time_control=TimeControl(**ladder.time_control),
-                       players=[ladder.players])
+    try:
+        report = check_bot(folder, [ladder.game], log_dir=log_dir,
+                           time_control=TimeControl(**ladder.time_control),
+                           players=[ladder.players])
+    except Exception as error:   # the bot's faults are rows of the report: this is ours
+        text = " ".join(str(error).split()) or type(error).__name__
+        return Verdict(False, f"the check could not run: {text}", "", HOST)
     failure = report.first_failure()
     if failure is not None:
         detail = failure.detail.replace(f"{log_dir}/", "")   # no server paths
-        return Verdict(False, f"{failure.check}: {detail}", report.log_excerpt)
+        return Verdict(False, f"{failure.check}: {detail}", report.log_excerpt,
+                       fault_of(failure))
     # Passed: the author still sees what the bot wrote during its check.
     log = "".join(path.read_text(errors="replace") for path in sorted(log_dir.glob("*.log")))
     return Verdict(True, "passed the compliance check: "
                    + "; ".join(f"{row.check} {row.result}" for row in report.rows),
                    log[-EXCERPT_CHARS:])
+
+
+def fault_of(failure: CheckRow) -> str:
+    """HOST, TIMEOUT or BOT for a failed row of the check (see the module docstring)."""
+    if _TIMED_OUT.match(failure.detail):
+        return TIMEOUT
+    return BOT

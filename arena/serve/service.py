@@ -1,5 +1,7 @@
-"""Starting the service: open the data folder, start the admission and match threads, serve
-HTTP with uvicorn until stopped (Ctrl-C or SIGTERM), then stop the threads.
+"""Starting the service: open the data folder, check that bots can be checked here (the
+sample bot passes the admission check on every ladder, else the service does not start),
+start the admission and match threads, serve HTTP with uvicorn until stopped (Ctrl-C or
+SIGTERM), then stop the threads.
 
 The data folder holds everything: `service.sqlite` (with the deal key, which no sandbox ever
 mounts: bots see only their own version folder), `bots/` (versions, read-only), `logs/`
@@ -7,19 +9,21 @@ mounts: bots see only their own version folder), `bots/` (versions, read-only), 
 """
 from __future__ import annotations
 
+import functools
 import socket
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
-from arena.serve.admission import Admission
+from arena.serve.admission import RETRY_PAUSE, Admission, checked, refuse_unfinished
 from arena.serve.app import Service, create_app
 from arena.serve.db import Ladder, ServiceDB
 from arena.serve.player import MatchPlayer
-from arena.serve.compliance import compliance_check
+from arena.serve.compliance import SAMPLE_BOT, compliance_check, sample_check
 from arena.serve.uploads import UploadLimits
 from arena.workers import Executor
 from engine import registry
@@ -76,6 +80,26 @@ def check_address(host: str, port: int) -> None:
                          "choose another --port or --host") from None
 
 
+def self_check(ladders: dict[str, Ladder], folder: Path, pause: float = RETRY_PAUSE) -> None:
+    """Runs the admission check on the sample bot on every ladder (tried again as any
+    check is); ArenaError, one line, when it fails: a service that cannot pass it would
+    reject every author's bot for its operator's mistake (a Python the sandbox cannot see,
+    a time control no bot meets, a broken sandbox)."""
+    for ladder in ladders.values():
+        started = time.monotonic()
+        logs = folder / "checks" / "self-check"
+        verdict = checked(functools.partial(sample_check, ladder, logs), pause=pause)
+        if not verdict.passed:
+            reason = " ".join(verdict.reason.split())
+            raise ArenaError(f"arena serve cannot check bots here, so it does not start: the "
+                             f"sample bot {SAMPLE_BOT} fails the admission check on "
+                             f"{ladder.id} ({reason}; logs in {logs}); fix the host (see "
+                             "`arena doctor`) or the time control, then start again")
+        print(f"arena serve: self-check: the sample bot {SAMPLE_BOT} passes the admission "
+              f"check on {ladder.id} ({time.monotonic() - started:.1f} s)", file=sys.stderr,
+              flush=True)
+
+
 def serve(options: ServeOptions, executors: Callable[[], Executor]) -> None:
     import uvicorn   # the web server, loaded only to serve
 
@@ -83,12 +107,15 @@ def serve(options: ServeOptions, executors: Callable[[], Executor]) -> None:
     sandbox.require()   # every bot runs sandboxed: refuse to start without bubblewrap
     check_address(options.host, options.port)
     db = ServiceDB.open(options.data)
+    refuse_unfinished(db)
     ladders = open_ladders(db, options.ladders, options.time_control)
+    self_check(ladders, db.folder)
     key = deal_key(db)
     (db.folder / "logs").mkdir(exist_ok=True)
     player = MatchPlayer(db, list(ladders.values()), executors, key, options.workers,
                          db.folder / "logs")
-    admission = Admission(db, ladders, compliance_check, on_admitted=player.news.set)
+    admission = Admission(db, ladders, compliance_check, sample_check,
+                          on_admitted=player.news.set)
     app = create_app(Service(db, ladders, options.limits, options.submissions_per_hour,
                              on_submission=admission.news.set))
     admission.start()

@@ -267,6 +267,12 @@ class SubmissionView:
     log: str
     created: float
     decided: float | None
+    checks: int   # submissions of this version: the first, and a re-check if asked for
+
+    @property
+    def can_recheck(self) -> bool:
+        """A rejected version gets one re-check (admission.recheck says when else not)."""
+        return self.status == "rejected" and self.checks == 1
 
     def json(self, mine: bool) -> dict[str, Any]:
         data = {"id": self.id, "author": self.author, "ladder": self.ladder,
@@ -275,11 +281,14 @@ class SubmissionView:
                 "url": f"/submissions/{self.id}"}
         if mine:   # why a bot failed can tell its secrets: its author's business
             data.update(reason=self.reason, log=self.log)
+            if self.can_recheck:
+                data["recheck"] = f"/api/submissions/{self.id}/recheck"
         return data
 
 
 _SUBMISSION = ("SELECT s.id, s.author_id, a.name, s.ladder, s.bot_name, v.version, s.status, "
-               "s.reason, s.log, s.created, s.decided FROM submissions s JOIN authors a ON "
+               "s.reason, s.log, s.created, s.decided, (SELECT COUNT(*) FROM submissions t "
+               "WHERE t.version_id = s.version_id) FROM submissions s JOIN authors a ON "
                "a.id = s.author_id LEFT JOIN versions v ON v.id = s.version_id")
 
 
