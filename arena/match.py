@@ -27,6 +27,12 @@ from engine import records, registry
 from engine.core import CHANCE, IllegalMoveError, State
 
 
+FROZEN_CPU_LIMIT = 0.015
+"""CPU seconds a frozen bot may use between two of its moves: the moment the freezer, which
+does not wait, takes to stop it (0.2-6 ms seen). More is CPU taken from the bots that moved
+meanwhile (kernel work the freezer cannot interrupt), and forfeits with reason `fair-play`."""
+
+
 @dataclass(frozen=True)
 class MatchInfo:
     """What a seat is told when a match starts (never the deal's seed)."""
@@ -50,6 +56,9 @@ class Seat(ABC):
     version: str
     cores: float = 1.0
     """The CPU the seat may use during its move, in cores (a bot's CPU quota)."""
+    frozen_between_moves: bool = False
+    """True when the seat's processes are frozen between its moves: any CPU time they take
+    meanwhile is taken from the others (FROZEN_CPU_LIMIT)."""
 
     def new_match(self, info: MatchInfo) -> None:
         """Called before the first act of every match; may raise BotError, or HostError
@@ -239,6 +248,7 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
     chance_rng = random.Random(f"arena-chance:{seed}")
     clocks = [SeatClock(time_control) for _ in seats]
     machine = hostload.Watch()
+    after_move: dict[int, float] = {}   # seat -> its processes' CPU time after its last move
     while True:
         mover = state.to_move()
         if mover is None:
@@ -255,6 +265,13 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         seat, clock = seats[mover], clocks[mover]
         move_clock = clock.for_move()
         cpu_before = seat.cpu_seconds()
+        if seat.frozen_between_moves and cpu_before is not None and mover in after_move:
+            taken = cpu_before - after_move[mover]
+            if taken > FROZEN_CPU_LIMIT:
+                return _Forfeit(mover, "fair-play", f"{_who(seat, mover, ply)}: used "
+                                f"{taken * 1000:.0f} ms of CPU while frozen since its last "
+                                f"move (at most {FROZEN_CPU_LIMIT * 1000:.0f} ms), taken from "
+                                "the bots that moved meanwhile")
         machine_before = hostload.machine_cpu_seconds()
         if machine.busy(machine_before):   # this move may be starved: time its waits alone
             seat.mark_run_queue()
@@ -285,6 +302,8 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         progress.times.append(elapsed)
         spent = _spent(cpu_before, cpu_after)
         progress.cpu_times.append(None if spent is None else round(spent, 6))
+        if cpu_after is not None:
+            after_move[mover] = cpu_after
         emit(Moved(ply, mover, seat.name, move, elapsed, state))
 
 

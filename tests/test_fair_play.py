@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import importlib.util
 import json
+import os
 import re
 import shutil
 import statistics
@@ -33,6 +34,7 @@ from arena.league_config import LeagueConfig, check_config
 from arena.match import play_match
 from arena.store import Store
 from engine import registry
+from engine.records import verify as records_verify
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
@@ -260,3 +262,40 @@ def test_records_hold_each_moves_cpu_time_beside_its_wall_time(tmp_path):
     assert statistics.median(worker) > 0.005 > statistics.median(quiet)
     assert all(cpu is None for (seat, _), cpu in zip(record["moves"], record["cpu_times"])
                if seat == "chance")
+
+
+def test_a_bot_computing_in_the_kernel_while_frozen_forfeits_for_fair_play(tmp_path):
+    # The freezer stops a process only as it leaves the kernel: the thief's threads each
+    # read a 256 MiB file from the page cache as it answers, kernel work that goes on into
+    # its opponent's move. The arena reads the thief's CPU time (its cgroup) at its next
+    # move and finds what it took.
+    thief = tmp_path / "frozen_thief"
+    shutil.copytree(HOSTILE / "frozen_thief", thief)
+    with open(thief / "ballast.bin", "wb") as ballast:
+        for _ in range(256):
+            ballast.write(os.urandom(1 << 20))
+    with BotHost(log_dir=tmp_path / "logs") as host:
+        seats = [host.seat(BotSpec.load(thief), lane=0),
+                 host.seat(BotSpec.load(SAMPLE_BOTS / "random"), lane=1)]
+        record = play_match("mandala", 2, {}, 5, seats, TimeControl(move_time=5),
+                            bot_seeds=(1, 2))
+        for seat in seats:
+            seat.close()
+    forfeit = record["result"]["forfeit"]
+    assert forfeit["seat"] == 0 and forfeit["reason"] == "fair-play", record["result"]
+    taken = int(re.search(r"used (\d+) ms of CPU while frozen", forfeit["detail"]).group(1))
+    assert taken > 15
+    assert log_lines(tmp_path / "logs", "frozen_thief:")   # it did try
+    assert records_verify(record)["ok"]   # the forfeiter is the seat to move
+
+
+def test_an_honest_bot_is_never_charged_for_the_freezers_moment(tmp_path):
+    # The control: bots that only think in their own moves play whole matches, no forfeit.
+    with BotHost(log_dir=tmp_path / "logs") as host:
+        for seed in range(3):
+            seats = [host.seat(BotSpec.load(SAMPLE_BOTS / "greedy"), lane=0),
+                     host.seat(BotSpec.load(SAMPLE_BOTS / "random"), lane=1)]
+            record = play_match("mandala", 2, {}, seed, seats, TimeControl(move_time=5))
+            for seat in seats:
+                seat.close()
+            assert record["result"]["end"] == "normal", record["result"]

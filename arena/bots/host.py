@@ -328,6 +328,7 @@ class BotSeat(Seat):
         self.name = spec.name
         self.version = spec.version
         self.cores = host.limits.cpus
+        self.frozen_between_moves = host.freeze_between_turns
         self.process: BotProcess | None = None
         self.info: MatchInfo | None = None
         self.match_id = ""
