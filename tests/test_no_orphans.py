@@ -1,5 +1,5 @@
 """Nothing of an arena outlives it: however an arena process ends (normal end, SIGTERM, kill -9
-of `arena play`, of a league or of one of its workers), its bot processes, frozen or not, and
+of `arena play` or of a league, kill -9 of one of its workers), its bot processes, frozen or not, and
 their cgroups are gone within seconds, ended by the process's reaper; and if the reaper is
 killed too, the next arena command ends them and says so in one line.
 
@@ -135,12 +135,13 @@ def test_arena_play_killed_while_a_bot_is_frozen_leaves_no_bot(tmp_path, how):
 
 
 @needs_freezer
-def test_a_league_killed_with_kill_9_leaves_no_bot(tmp_path):
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["kill -9", "SIGTERM"])
+def test_a_league_killed_leaves_no_bot(tmp_path, how):
     arena = start("league", "run", "--game", "mandala", "--bot", str(SLOW), "--bot", str(HEAVY),
                   "--bot", str(RANDOM), "--deals", "4", "--seed", "1", "--workers", "2",
                   "--move-time", "5", "--quiet", "--skip-check", "--out", str(tmp_path / "lg"))
     owners, groups, pids = wait_for_frozen_bots(arena, 4)
-    arena.kill()
+    arena.send_signal(how)
     arena.wait(timeout=30)
     assert_all_gone(owners | tree(arena.pid), pids)
 
