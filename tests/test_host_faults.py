@@ -89,6 +89,7 @@ def test_a_bot_cgroup_that_cannot_be_made_is_the_hosts_fault_not_a_forfeit(host,
         taken.rmdir()
 
 
+@pytest.mark.slow
 def test_a_league_whose_bot_cannot_start_stops_in_one_line_and_resumes(tmp_path):
     bot = tmp_path / "bot"
     shutil.copytree(RANDOM, bot)

@@ -134,6 +134,7 @@ def test_arena_play_killed_while_a_bot_is_frozen_leaves_no_bot(tmp_path, how):
     assert_all_gone(owners, pids)
 
 
+@pytest.mark.slow
 @needs_freezer
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["kill -9", "SIGTERM"])
 def test_a_league_killed_leaves_no_bot(tmp_path, how):
@@ -146,6 +147,7 @@ def test_a_league_killed_leaves_no_bot(tmp_path, how):
     assert_all_gone(owners | tree(arena.pid), pids)
 
 
+@pytest.mark.slow
 @needs_freezer
 def test_a_league_worker_killed_with_kill_9_leaves_no_bot_and_the_league_goes_on(tmp_path):
     arena = start("league", "run", "--game", "mandala", "--bot", str(SLOW), "--bot", str(RANDOM),
