@@ -68,6 +68,13 @@ def test_a_set_is_the_same_deal_in_every_rotation_with_a_in_each_seat():
     assert games[0] == games[1] and games[0] != games[2] and games[0] != games[3]
 
 
+def test_the_search_pairing_plays_ismcts_at_fixed_iterations_so_it_replays():
+    # Asked for by name only (slow); a fixed iteration count makes its games reproducible.
+    rows = seating.deal_results("mandala", 2, "search", deals=2, seed=3)
+    assert rows == seating.deal_results("mandala", 2, "search", deals=2, seed=3)
+    assert "search" not in seating.DEFAULT_KINDS and all(len(row) == 2 for row in rows)
+
+
 def test_the_command_prints_a_row_per_configuration_and_pairing():
     result = CliRunner().invoke(main, ["bench", "seating", "--deals", "5", "--game", "mandala"])
     assert result.exit_code == 0, result.output

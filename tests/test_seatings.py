@@ -1,10 +1,10 @@
 """Seatings that stay fair when a bot's processes can talk (issue 20).
 
 - A real sandboxed bot whose processes pass their hands through a channel (a folder shared
-  with every process of it, standing in for the host's caches) in a real league: with
-  independent deals (the default) no process ever learns its opponent's hand; with mirrored
-  deals every later seating does (the control), and the order-effect statistic of
-  `arena ladder --stats` flags the bot.
+  with every process of it, standing in for the host's caches) in a real league, pooled or
+  with a fresh process per match: with independent deals (the default) no process ever
+  learns its opponent's hand; with mirrored deals every later seating does (the control),
+  and the order-effect statistic of `arena ladder --stats` flags the bot.
 - The ladder service: over many batches of its real scheduler and match thread, no version
   and no author ever plays a deal twice; its bot page shows the order effect of older,
   mirrored matches and flags a cheat there.
@@ -73,7 +73,8 @@ def fixed_key(tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_KEY_FILE", str(key))
 
 
-def passer_league(tmp_path: Path, seating: str, deals: int) -> tuple[Path, list[str]]:
+def passer_league(tmp_path: Path, seating: str, deals: int, *, fresh_bots: bool = False
+                  ) -> tuple[Path, list[str]]:
     """A mandala league of hand_passer against the built-in random bot; returns the folder
     and the passer's right claims: each `KNOWS` line whose hand is really the opponent's."""
     channel = tmp_path / f"channel-{seating}"
@@ -87,7 +88,7 @@ def passer_league(tmp_path: Path, seating: str, deals: int) -> tuple[Path, list[
     config = LeagueConfig(game="mandala", bots=(str(bot), "random"), deals=deals, seed=3,
                           seating=seating, time_control={"move_time": 10.0})
     with start_league(folder, folder.name, config) as league:
-        assert run(league, SharedFolder(channel)) == 2 * deals
+        assert run(league, SharedFolder(channel), fresh_bots=fresh_bots) == 2 * deals
         specs = league.specs
     with Store.open(folder) as store:
         hands = {record["seed"]: record["setup"]["hands"] for record in store.records()}
@@ -135,6 +136,16 @@ def test_a_bot_passing_hands_learns_nothing_from_independent_deals_and_is_flagge
     # It did write every hand it was dealt: the channel worked, there was just nothing in it.
     written = (tmp_path / "channel-independent" / "hands.txt").read_text().splitlines()
     assert len({line.split("\t")[1] for line in written}) > deals
+
+
+@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+def test_fresh_processes_per_match_pass_hands_just_the_same(tmp_path, fixed_key):
+    # --fresh-bots starts a process per match: no process outlives its match, yet the
+    # channel outlives them all. Only independent deals leave it nothing to carry.
+    _, right = passer_league(tmp_path, "mirrored", 6, fresh_bots=True)
+    assert len(right) == 6
+    _, right = passer_league(tmp_path, "independent", 6, fresh_bots=True)
+    assert right == []
 
 
 # -- the service ----------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """What mirrored deals buy: the variance of a mirrored set of games (one deal in every seat
 rotation) against as many independent games (a deal of their own each, seats rotated alike),
-per game and player count, for close and for distant bots. Played in process with the
-engines and the SDK's strategies.
+per game and player count, for close and for distant bots (and, asked for by name, for
+`search`: ismcts at a few iterations against greedy). Played in process with the engines
+and the SDK's strategies.
 
 A table is bot A against `players - 1` copies of bot B. For each of `deals` deals the table
 plays every rotation of its seats, as a league's mirrored mode does; A's result in a game is
@@ -31,6 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 from arena.sdk import strategies
+from arena.sdk.ismcts import Searcher
 from arena.sdk.strategies import Strategy
 from engine import registry
 from engine.core import CHANCE
@@ -40,6 +42,8 @@ CONFIGURATIONS = (("mandala", 2), ("flowers-mandala", 2), ("flowers-mandala", 3)
 """Every game and player count a league plays (flowers 1p: shared deals between bots)."""
 NOISE = 0.1
 """Share of random moves of the close opponent, `greedy-noisy`."""
+SEARCH_ITERATIONS = 30
+"""ISMCTS iterations per move of the `search` pairing: close to greedy, and fast enough."""
 BOOTSTRAP = 200
 """Resamples of the deals for the ratio's interval."""
 
@@ -53,14 +57,31 @@ def noisy(strategy: Strategy, share: float) -> Strategy:
     return choose
 
 
+def searching(game_id: str, iterations: int) -> Strategy:
+    """The ismcts sample bot's search at a fixed iteration count, greedy's move as its hint."""
+    searcher, greedy = Searcher(game_id), strategies.get("greedy", game_id)
+
+    def choose(observation: dict, legal_moves: list, rng: random.Random) -> str:
+        if len(legal_moves) == 1:
+            return legal_moves[0]
+        hint = greedy(observation, legal_moves, rng)
+        return searcher.search(observation, legal_moves, rng, iterations=iterations,
+                               hint=hint).move
+    return choose
+
+
 PAIRINGS: dict[str, tuple[str, str, Callable[[str], tuple[Strategy, Strategy]]]] = {
     "close": ("greedy", f"greedy-noisy ({NOISE:.0%} random moves)",
               lambda game: (strategies.get("greedy", game),
                             noisy(strategies.get("greedy", game), NOISE))),
     "distant": ("greedy", "random",
                 lambda game: (strategies.get("greedy", game), strategies.random_move)),
+    "search": (f"ismcts ({SEARCH_ITERATIONS} iterations)", "greedy",
+               lambda game: (searching(game, SEARCH_ITERATIONS), strategies.get("greedy", game))),
 }
 """Kind -> (bot A, bot B, the two strategies for a game)."""
+DEFAULT_KINDS = ("close", "distant")
+"""`search` is some 30 times slower: asked for by name."""
 
 
 def play(game_id: str, seed: int, seating: Sequence[Strategy], bot_seed: str) -> list:

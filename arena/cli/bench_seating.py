@@ -19,7 +19,8 @@ from engine import registry
 @click.option("--game", "game_ids", multiple=True, metavar="GAME",
               help="Only this game (repeatable); default: every game a league plays.")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(sorted(seating_bench.PAIRINGS)),
-              help="Only this pairing (repeatable); default: close and distant.")
+              help="Only this pairing (repeatable); default: close and distant (search, "
+                   "ismcts against greedy, is slow: asked for by name).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def bench_seating(deals: int, game_ids: tuple[str, ...], kinds: tuple[str, ...], seed: int,
@@ -31,7 +32,7 @@ def bench_seating(deals: int, game_ids: tuple[str, ...], kinds: tuple[str, ...],
         registry.get(game_id)   # an unknown game is refused in one line, naming the known
     configurations = [config for config in seating_bench.CONFIGURATIONS
                       if not game_ids or config[0] in game_ids]
-    figures = seating_bench.measure_all(configurations, kinds or tuple(seating_bench.PAIRINGS),
+    figures = seating_bench.measure_all(configurations, kinds or seating_bench.DEFAULT_KINDS,
                                         deals, seed)
     if as_json:
         click.echo(json.dumps({"benchmark": "seating", "deals": deals, "seed": seed,
