@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Hashable, Sequence
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class MatchFacts:
     forfeit_seat: int | None
     forfeit_reason: str | None
     move_times: tuple[tuple[int, float], ...]   # (seat, seconds) of each timed move
-    deal: int | None = None          # the deal's seed: which matches played one deal
+    deal: Hashable | None = None     # the deal (its seed or label): which matches shared one
     started: float | None = None     # when it started: which seating of a deal came first
 
 
@@ -143,7 +143,7 @@ def order_effects(matches: Sequence[MatchFacts]) -> dict[str, OrderEffect]:
     """Per bot that met a deal in two or more seatings, its OrderEffect. A deal's seatings
     are ordered by start time (a seating that starts while another runs can already hear
     from it), then by their order in `matches`; matches without a deal are left out."""
-    seatings: dict[tuple[str, int], list[tuple[float, int, float]]] = {}
+    seatings: dict[tuple[str, Hashable], list[tuple[float, int, float]]] = {}
     for index, match in enumerate(matches):
         if match.deal is None or len(match.bots) < 2:
             continue

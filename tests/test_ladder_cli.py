@@ -285,6 +285,11 @@ def test_stats_flag_a_bot_that_plays_better_in_the_later_seating_of_a_deal(tmp_p
     table = run(folder, "--stats").output
     row = next(line for line in table.splitlines() if line.startswith("middle"))
     assert row.endswith("FLAG") and "later seating better/worse (p)" in table
+    # The plain ladder says so under the table (seatings in schedule order).
+    footer = [line for line in run(folder).output.splitlines() if line.startswith("Note:")]
+    assert len(footer) == 1 and footer[0].startswith("Note: middle@mmmmmmmm did better in its "
+                                                     "later seating of 29 of the 60 deals")
+    assert "Note:" not in run(make_league(tmp_path / "fair2")).output
     # The same league played fair: nobody flagged.
     fair = json.loads(run(make_league(tmp_path / "fair"), "--stats", "--format",
                           "json").output)["stats"]

@@ -26,7 +26,7 @@ from arena.league_config import (LeagueConfig, LeagueError, check_config, config
                                  read_config_file)
 from arena.workers import Executor, ProcessPool, default_workers
 from arena.ratings import Outcome, score_matrix
-from arena.cli.ladder import missing_protections_footer
+from arena.cli.ladder import missing_protections_footer, order_effect_footer
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, SEATINGS
 from arena.store import Store, read_outcomes, read_records
@@ -200,7 +200,8 @@ def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None
     outcomes = read_outcomes(opened.folder)
     if outcomes:
         click.echo(ladder_text(outcomes))
-        for line in missing_protections_footer([str(opened.folder)]):
+        for line in (missing_protections_footer([str(opened.folder)])
+                     + order_effect_footer(outcomes)):
             click.echo(line)
 
 
