@@ -86,7 +86,8 @@ def passer_league(tmp_path: Path, seating: str, deals: int, *, fresh_bots: bool 
     (bot / "channel.txt").write_text(f"{channel}\n")
     folder = tmp_path / f"league-{seating}"
     config = LeagueConfig(game="mandala", bots=(str(bot), "random"), deals=deals, seed=3,
-                          seating=seating, time_control={"move_time": 10.0})
+                          seating=seating,
+                          time_control={"move_time": 10.0, "startup": 30.0})   # loaded hosts
     with start_league(folder, folder.name, config) as league:
         assert run(league, SharedFolder(channel), fresh_bots=fresh_bots) == 2 * deals
         specs = league.specs
