@@ -4,7 +4,7 @@ For each bot (label `name@version`): its points (mean and standard deviation of 
 match; for 1-player games that is the mean score), its results as first mover and in the
 other seats (share of pairwise points: 1 for each seat it beat in a match, 1/2 for each
 tie), its move times (mean and maximum over every move it made), its forfeits by reason,
-and its **order effect** (`order_effect`): on every deal it met in more than one seating
+and its **order effect** (`order_effects`): on every deal it met in more than one seating
 (mirrored leagues, `arena sprt` pairs), whether it did better in the seatings it played
 later than in its first, with a one-sided sign test. Where bots are trusted to play one deal
 in several seatings, a bot whose processes pass the deal on to each other (a host channel
@@ -132,9 +132,11 @@ def sign_test(better: int, worse: int) -> float:
     return sum(math.comb(tosses, k) for k in range(better, tosses + 1)) / 2 ** tosses
 
 
-def _share(match: MatchFacts, seat: int) -> float:
-    mine = match.ranks[seat]
-    others = [rank for other, rank in enumerate(match.ranks) if other != seat]
+def pairwise_share(ranks: Sequence[int], seat: int) -> float:
+    """A seat's share of pairwise points in a match of 2 or more: 1 per seat beaten, 1/2 per
+    tie, over the other seats."""
+    mine = ranks[seat]
+    others = [rank for other, rank in enumerate(ranks) if other != seat]
     return sum(1.0 if mine < rank else 0.5 if mine == rank else 0.0
                for rank in others) / len(others)
 
@@ -150,7 +152,7 @@ def order_effects(matches: Sequence[MatchFacts]) -> dict[str, OrderEffect]:
         for seat, bot in enumerate(match.bots):
             started = math.inf if match.started is None else match.started
             seatings.setdefault((bot, match.deal), []).append(
-                (started, index, _share(match, seat)))
+                (started, index, pairwise_share(match.ranks, seat)))
     differences: dict[str, list[float]] = {}
     for (bot, _), played in seatings.items():
         if len(played) > 1:

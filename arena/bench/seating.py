@@ -31,6 +31,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
+from arena.botstats import pairwise_share
 from arena.sdk import strategies
 from arena.sdk.ismcts import Searcher
 from arena.sdk.strategies import Strategy
@@ -98,13 +99,6 @@ def play(game_id: str, seed: int, seating: Sequence[Strategy], bot_seed: str) ->
     return [state.scores(), state.ranks()]
 
 
-def share(ranks: Sequence[int], seat: int) -> float:
-    """A seat's share of pairwise points against the other seats."""
-    mine = ranks[seat]
-    return statistics.fmean(1.0 if mine < rank else 0.5 if mine == rank else 0.0
-                            for other, rank in enumerate(ranks) if other != seat)
-
-
 def deal_results(game_id: str, players: int, kind: str, deals: int, seed: int
                  ) -> list[list[float]]:
     """Per deal, A's result in each seating (rotation r puts A in seat r); with one player,
@@ -122,7 +116,7 @@ def deal_results(game_id: str, players: int, kind: str, deals: int, seed: int
             seating = [b] * players
             seating[rotation] = a
             _, ranks = play(game_id, deal_seed, seating, f"{deal}:{rotation}")
-            row.append(share(ranks, rotation))
+            row.append(pairwise_share(ranks, rotation))
         rows.append(row)
     return rows
 
