@@ -15,7 +15,6 @@ import collections
 import functools
 import json
 import random
-import re
 import shutil
 from pathlib import Path
 
@@ -36,11 +35,11 @@ from arena.serve.player import MatchPlayer, store_finished
 from arena.serve.uploads import UploadLimits
 from arena.store import FinishedMatch, Store
 from arena.workers import Executor, SeatSource, play_spec
+from test_fair_play import log_lines
 from test_serve_standings import add_version
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSER = ROOT / "tests" / "hostile_bots" / "hand_passer"
-BOT_LINE = re.compile(r"^\d+\.\d+\| ")
 
 
 # -- a real bot with a real channel, in a real league ---------------------------------------------
@@ -101,12 +100,6 @@ def passer_league(tmp_path: Path, seating: str, deals: int, *, fresh_bots: bool 
                     if json.loads(hand) == opponent_hand[int(seed)]]
 
 
-def log_lines(folder: Path, prefix: str) -> list[str]:
-    printed = (BOT_LINE.sub("", line) for log in sorted(folder.rglob("*.log"))
-               for line in log.read_text(errors="replace").splitlines() if BOT_LINE.match(line))
-    return [line for line in printed if line.startswith(prefix)]
-
-
 def ladder_stats(folder: Path) -> dict[str, dict]:
     result = CliRunner().invoke(main, ["ladder", str(folder), "--stats", "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -116,8 +109,8 @@ def ladder_stats(folder: Path) -> dict[str, dict]:
 @pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 def test_a_bot_passing_hands_learns_nothing_from_independent_deals_and_is_flagged_mirrored(
         tmp_path, fixed_key):
-    # With random play in its first seating the passer loses about half of them; each one it
-    # loses and then wins counts (10 of 24 deals under this key: p = 2^-10).
+    # Playing at random in its first seating of a deal, the passer loses about half of those;
+    # each deal it loses first and wins later counts (10 of 24 under this key: p = 2^-10).
     deals = 24
     # The control: mirrored, the process in a deal's later seating finds the hand its other
     # process held in the first, which its opponent holds now: every time.
