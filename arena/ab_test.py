@@ -125,11 +125,14 @@ def open_test(folder: Path, config: LeagueConfig, hypotheses: Hypotheses,
                           f"{'s' * (field != 1)} (--field BOT, repeatable) besides NEW and "
                           f"OLD, got {len(config.bots) - 2}")
     bots = _bots(config)
-    config = replace(config, bots=tuple(bot.source for bot in bots), rules=game.rules())
+    # Pairs are mirrored deals (one deal, NEW and OLD in both seatings): the bots are the
+    # tester's own, trusted not to pass a deal between their processes.
+    config = replace(config, bots=tuple(bot.source for bot in bots), rules=game.rules(),
+                     seating="mirrored")
     if (folder / DB_NAME).exists():
         store = Store.open(folder)
         try:
-            stored = store.config()
+            stored = {"seating": "mirrored", **store.config()}   # as before seating modes
             if "sprt" not in stored:
                 raise LeagueError(f"{folder} holds a league, not an A/B test: choose another "
                                   "--name")

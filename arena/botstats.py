@@ -3,7 +3,12 @@
 For each bot (label `name@version`): its points (mean and standard deviation of its score per
 match; for 1-player games that is the mean score), its results as first mover and in the
 other seats (share of pairwise points: 1 for each seat it beat in a match, 1/2 for each
-tie), its move times (mean and maximum over every move it made) and its forfeits by reason.
+tie), its move times (mean and maximum over every move it made), its forfeits by reason,
+and its **order effect** (`order_effects`): on every deal it met in more than one seating
+(mirrored leagues, `arena sprt` pairs), whether it did better in the seatings it played
+later than in its first, with a one-sided sign test. Where bots are trusted to play one deal
+in several seatings, a bot whose processes pass the deal on to each other (a host channel
+no sandbox fully closes) wins its later seatings more than its first, and stands out.
 Numbers only: `arena.report` and `arena.page` draw them.
 """
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Hashable, Sequence
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,8 @@ class MatchFacts:
     forfeit_seat: int | None
     forfeit_reason: str | None
     move_times: tuple[tuple[int, float], ...]   # (seat, seconds) of each timed move
+    deal: Hashable | None = None     # the deal (its seed or label): which matches shared one
+    started: float | None = None     # when it started: which seating of a deal came first
 
 
 @dataclass
@@ -37,6 +44,8 @@ class BotStats:
     move_seconds: float = 0.0
     slowest: float | None = None
     forfeits: Counter = field(default_factory=Counter)
+    order: "OrderEffect | None" = None
+    """Later seatings of a deal against the first; None when it met no deal twice."""
 
     @property
     def mean_points(self) -> float:
@@ -82,8 +91,79 @@ def bot_stats(matches: Sequence[MatchFacts], order: Sequence[str] | None = None
             entry.move_count += 1
             entry.move_seconds += seconds
             entry.slowest = seconds if entry.slowest is None else max(entry.slowest, seconds)
+    for bot, effect in order_effects(matches).items():
+        stats[bot].order = effect
     ranked = {bot: index for index, bot in enumerate(order or ())}
     return sorted(stats.values(), key=lambda s: (ranked.get(s.bot, len(ranked)), s.bot))
+
+
+# -- order effect -----------------------------------------------------------------------------
+
+FLAG_P = 0.01
+"""An order effect with a p-value below this is flagged: chance alone does it 1 time in 100."""
+
+
+@dataclass(frozen=True)
+class OrderEffect:
+    """A bot's results in the later seatings of deals it met more than once, against its
+    first seating of each (its share of pairwise points in each match)."""
+
+    deals: int
+    """Deals the bot met in two or more seatings."""
+    better: int
+    """... where its mean result in the later seatings beat its first."""
+    worse: int
+    mean_difference: float
+    """Mean over those deals of (later mean - first), in share of pairwise points."""
+    p_value: float
+    """One-sided sign test: the chance of `better` or more of `better + worse` untied deals
+    if order did not matter (a fair coin each). Ties (the same result) say nothing."""
+
+    flag_below = FLAG_P
+
+    @property
+    def flagged(self) -> bool:
+        return self.p_value < self.flag_below
+
+
+def sign_test(better: int, worse: int) -> float:
+    """P(at least `better` heads in `better + worse` fair tosses); 1 with no tosses."""
+    tosses = better + worse
+    return sum(math.comb(tosses, k) for k in range(better, tosses + 1)) / 2 ** tosses
+
+
+def pairwise_share(ranks: Sequence[int], seat: int) -> float:
+    """A seat's share of pairwise points in a match of 2 or more: 1 per seat beaten, 1/2 per
+    tie, over the other seats."""
+    mine = ranks[seat]
+    others = [rank for other, rank in enumerate(ranks) if other != seat]
+    return sum(1.0 if mine < rank else 0.5 if mine == rank else 0.0
+               for rank in others) / len(others)
+
+
+def order_effects(matches: Sequence[MatchFacts]) -> dict[str, OrderEffect]:
+    """Per bot that met a deal in two or more seatings, its OrderEffect. A deal's seatings
+    are ordered by start time (a seating that starts while another runs can already hear
+    from it), then by their order in `matches`; matches without a deal are left out."""
+    seatings: dict[tuple[str, Hashable], list[tuple[float, int, float]]] = {}
+    for index, match in enumerate(matches):
+        if match.deal is None or len(match.bots) < 2:
+            continue
+        for seat, bot in enumerate(match.bots):
+            started = math.inf if match.started is None else match.started
+            seatings.setdefault((bot, match.deal), []).append(
+                (started, index, pairwise_share(match.ranks, seat)))
+    differences: dict[str, list[float]] = {}
+    for (bot, _), played in seatings.items():
+        if len(played) > 1:
+            first, *later = [result for *_, result in sorted(played)]
+            differences.setdefault(bot, []).append(sum(later) / len(later) - first)
+    effects = {}
+    for bot, found in differences.items():
+        better, worse = sum(d > 0 for d in found), sum(d < 0 for d in found)
+        effects[bot] = OrderEffect(len(found), better, worse, sum(found) / len(found),
+                                   sign_test(better, worse))
+    return effects
 
 
 def stats_records(stats: Sequence[BotStats]) -> list[dict]:
@@ -101,6 +181,12 @@ def stats_records(stats: Sequence[BotStats]) -> list[dict]:
         "mean_move_ms": number(s.mean_move * 1000, 1),
         "max_move_ms": number(None if s.slowest is None else s.slowest * 1000, 1),
         "forfeits": dict(sorted(s.forfeits.items())),
+        "order_deals": s.order.deals if s.order else 0,
+        "order_later_better": s.order.better if s.order else None,
+        "order_later_worse": s.order.worse if s.order else None,
+        "order_mean_difference": number(s.order.mean_difference, 3) if s.order else None,
+        "order_p_value": float(f"{s.order.p_value:.3g}") if s.order else None,   # 3 digits
+        "order_flagged": s.order.flagged if s.order else False,
     } for s in stats]
 
 
@@ -110,4 +196,8 @@ STATS_NOTES = (
     "1st seat / later seats: share of pairwise points (1 per seat beaten in a match, 1/2 per "
     "tie) when it moved first and in the other seats, with the number of pairwise results.",
     "move ms: mean and maximum time of the bot's moves, as the arena timed them.",
+    "later seating: on deals the bot met in more than one seating (mirrored deals), how "
+    "often its later seatings did better / worse than its first, and the one-sided sign "
+    f"test's p-value; FLAG below p = {FLAG_P}: a bot that passes a deal between its "
+    "processes wins its later seatings. '-': no deal met twice (independent deals).",
 )

@@ -13,6 +13,7 @@ A league config file (`arena league run --config FILE`) has these keys, all opti
     move_time = 0.5                   # and/or tc = "10+0.1"; startup_time = 10
     gauntlet = "greedy"
     tables = 60                       # most groups of 3-4 bots (a balanced sample above)
+    seating = "independent"           # or "mirrored": one deal in every seating (trusted bots)
     [options]                         # rule options of the game
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ from arena.bots.manifest import BUILTIN, BuiltinBot, resolve_bot
 from arena.clock import TimeControl
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
-from arena.schedule import DEFAULT_MAX_TABLES, MatchSpec, expand
+from arena.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, MatchSpec, expand
 from arena.store import BotEntry
 from engine import registry
 
@@ -34,7 +35,7 @@ from engine import registry
 CONFIG_KEYS = {"name": (str,), "game": (str,), "bots": (list,), "players": (int,),
                "deals": (int,), "seed": (int,), "options": (dict,), "move_time": (int, float),
                "tc": (str,), "startup_time": (int, float), "gauntlet": (str,),
-               "tables": (int,), "unsafe_no_sandbox": (bool,)}
+               "tables": (int,), "seating": (str,), "unsafe_no_sandbox": (bool,)}
 
 
 class LeagueError(ArenaError):
@@ -56,6 +57,9 @@ class LeagueConfig:
     time_control: Mapping[str, Any] = field(default_factory=lambda: TimeControl().to_record())
     gauntlet: str | None = None
     max_tables: int = DEFAULT_MAX_TABLES
+    seating: str = DEFAULT_SEATING
+    """`independent` (a deal per match) or `mirrored` (a table's deal in every seating);
+    arena.schedule."""
     sandbox: bool = True
     rules: str | None = None
     """The engine's rules version (`mandala/1`), set when the league starts; None in leagues
@@ -70,7 +74,8 @@ class LeagueConfig:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LeagueConfig":
-        return cls(**{**data, "bots": tuple(data["bots"])})
+        # Leagues stored before the seating mode existed all played mirrored deals.
+        return cls(**{"seating": "mirrored", **data, "bots": tuple(data["bots"])})
 
     def timing(self) -> TimeControl:
         return TimeControl(**self.time_control)
@@ -144,6 +149,7 @@ def config_from_settings(settings: Mapping[str, Any], option_pairs: Iterable[str
         options=game.non_default_options(resolved), time_control=timing.to_record(),
         gauntlet=settings.get("gauntlet"),
         max_tables=settings.get("tables", DEFAULT_MAX_TABLES),
+        seating=settings.get("seating", DEFAULT_SEATING),   # checked by expand()
         sandbox=not settings.get("unsafe_no_sandbox", False))
 
 
@@ -176,7 +182,7 @@ def check_config(config: LeagueConfig, key: LeagueKey
     _check_names(bots)
     specs = expand([bot.name for bot in bots], config.players, config.deals, config.seed, key,
                    gauntlet=_gauntlet_name(config.gauntlet, bots),
-                   max_tables=config.max_tables)
+                   max_tables=config.max_tables, seating=config.seating)
     return bots, specs
 
 

@@ -174,7 +174,8 @@ def matrix_table(table: Ladder, outcomes: Sequence[Outcome], fmt: str) -> str:
 
 
 _STATS_HEADERS = ["bot (version)", "matches", "points mean", "points sd", "1st seat %",
-                  "later seats %", "move ms mean", "move ms max", "forfeits"]
+                  "later seats %", "move ms mean", "move ms max", "forfeits",
+                  "later seating better/worse (p)"]
 
 
 def stats_table(stats: Sequence[BotStats], fmt: str) -> str:
@@ -185,10 +186,19 @@ def stats_table(stats: Sequence[BotStats], fmt: str) -> str:
              _with_count(record["later_seats_score_pct"], record["later_seats_results"]),
              _cell(record["mean_move_ms"]), _cell(record["max_move_ms"]),
              ", ".join(f"{reason} {count}" for reason, count in record["forfeits"].items())
-             or "-"]
+             or "-", _order_cell(record)]
             for record in stats_records(stats)]
     return tabulate(rows, headers=_STATS_HEADERS, tablefmt=_TABLEFMT[fmt],
-                    disable_numparse=True, colalign=("left",) + ("right",) * 8)
+                    disable_numparse=True, colalign=("left",) + ("right",) * 9)
+
+
+def _order_cell(record: dict) -> str:
+    """`9/1 of 12 (p 0.011)`, FLAG when below FLAG_P; `-` when no deal was met twice."""
+    if not record["order_deals"]:
+        return "-"
+    flag = " FLAG" if record["order_flagged"] else ""
+    return (f"{record['order_later_better']}/{record['order_later_worse']} of "
+            f"{record['order_deals']} (p {record['order_p_value']:.2g}){flag}")
 
 
 def _number(value: float | None, digits: int) -> str:

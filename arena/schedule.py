@@ -1,20 +1,34 @@
 """Fair league schedules: the deterministic list of matches a league plays. Pure, no I/O.
 
 A league plays `deals` rounds. Bots sit at **tables** (groups of `players` bots) and in every
-round each table gets a deal of its own (a seed from which the engine deals the cards and
-draws any chance move) and plays it once in each seat rotation, so luck of the cards and of
-the seat cancels out:
+round each table plays once in each seat rotation, so luck of the seat cancels out:
 
-- 2 players: round robin in pairs; every deal twice, seats swapped.
+- 2 players: round robin in pairs; both seatings, seats swapped.
 - 3-4 players: every group of that size, or a balanced random sample of groups when there are
   more than `max_tables` (about that many, so that every bot sits at as many tables as any
-  other, with partners spread out); each deal in every seat rotation.
-- 1 player (`flowers`): every bot alone plays the same deals (each once).
+  other, with partners spread out); every seat rotation.
+- 1 player (`flowers`): every bot alone, once per round.
 - Gauntlet: only the tables that hold the gauntlet bot, with the same fairness.
 
-Why a deal of its own per table: a bot keeps one pooled process per seat (arena.bots), so a
-process meets each deal at most once and cannot remember the cards of an earlier seating.
-Deals shared by every table would bring one deal to one process once per opponent.
+Which deal (a seed from which the engine deals the cards and draws any chance move) each
+match plays is the **seating** mode:
+
+- `independent` (the default): every match has a deal of its own, so no deal is ever played
+  twice, by any bot or process. Two processes of one bot that talk through a host channel
+  (page cache, timing; SECURITY.md) have nothing to tell each other about a deal. Seats
+  still balance: each round rotates every table through every seat, each seating on its
+  own deal. With 1 player every bot still plays the round's deal once (1-player games are
+  compared on a shared deal, arena.ratings): no bot meets a deal twice, but two bots of one
+  author could pass it on.
+- `mirrored`: a table's deal of the round is played in every seat rotation (with 1 player,
+  every bot plays the round's deal), so the luck of the cards cancels out too, which
+  `arena bench seating` measures to be worth little in these games. A bot keeps one pooled
+  process per seat (arena.bots), so no one process meets a deal twice; but its processes
+  can talk, so only trusted bots should play mirrored (`arena sprt` does, for pairs).
+  An order effect (arena.botstats) is what a bot that cheats so would show.
+
+Either way a table's deals are its own: deals shared by every table would bring one deal
+to one bot once per opponent.
 
 Deal seeds and the bots' `rng_seed`s are derived from the league's secret key
 (arena.keys), never from the seed a person typed: a bot cannot rebuild a deal. The tables
@@ -53,23 +67,33 @@ class MatchSpec:
     deal_index: int
     """The round."""
     seed: int
-    """The engine's deal seed: the same for every seating of this table's deal."""
+    """The engine's deal seed: mirrored, the same for every seating of this table's deal."""
     seats: tuple[str, ...]
     """Bot names per seat."""
     deal: str
-    """The deal's seed in hex: shared by every seating of one table's deal (and, alone, by
-    every bot's game of the round). Ratings take each deal as one cluster of correlated
-    results (the same cards), and compare 1-player games on it. Named by the seed, so leagues
-    read together share a label only where they really share the deal."""
+    """The deal's seed in hex: mirrored, shared by every seating of one table's deal (and,
+    alone, by every bot's game of the round). Ratings take each deal as one cluster of
+    correlated results (the same cards), and compare 1-player games on it. Named by the seed,
+    so leagues read together share a label only where they really share the deal."""
     bot_seeds: tuple[int, ...] = ()
     """Per seat, the `rng_seed` its bot is sent: keyed, independent of the deal."""
 
 
-def deal_label(deal_index: int, table: Sequence[str]) -> str:
+SEATINGS = ("independent", "mirrored")
+"""How deals meet seatings: a deal of its own per match, or one deal per table and round
+played in every seating (see the module docstring)."""
+DEFAULT_SEATING = "independent"
+
+
+def deal_label(deal_index: int, table: Sequence[str], seating: int | None = None) -> str:
     """What names a deal before the key turns it into a seed: the round, and the table's bots
-    (in name order, so every seating of the table shares it); the round alone for 1 player."""
+    (in name order, so every seating of the table shares it); the round alone for 1 player.
+    With `seating` (independent mode, 2 or more players) also the seating (its rotation), so
+    every match has a deal of its own."""
     if len(table) == 1:
         return f"{deal_index}"
+    if seating is not None:
+        return f"{deal_index}:{'+'.join(sorted(table))}:s{seating}"
     return f"{deal_index}:{'+'.join(sorted(table))}"
 
 
@@ -213,20 +237,31 @@ def tables(bots: Sequence[str], players: int, *, seed: int, gauntlet: str | None
 
 
 def expand(bots: Sequence[str], players: int, deals: int, seed: int, key: LeagueKey, *,
-           gauntlet: str | None = None,
-           max_tables: int = DEFAULT_MAX_TABLES) -> list[MatchSpec]:
+           gauntlet: str | None = None, max_tables: int = DEFAULT_MAX_TABLES,
+           seating: str = DEFAULT_SEATING) -> list[MatchSpec]:
     """Every match of the league, round-major (all of round 0, then round 1, ...).
 
-    Round-major order keeps a league that is stopped early as fair as it can be.
+    Round-major order keeps a league that is stopped early as fair as it can be. Mirrored,
+    round k plays a table's seatings starting from its k-th rotation, so every bot meets a
+    deal first in each seat equally often: an order effect (arena.botstats) is then not a
+    seat effect.
     """
     if deals < 1:
         raise ScheduleError(f"a league needs at least 1 deal, not {deals}")
+    if seating not in SEATINGS:
+        raise ScheduleError(f"unknown seating {seating!r}: use independent (a deal of its own "
+                            "per match) or mirrored (one deal in every seating; trusted bots)")
     groups = tables(bots, players, seed=seed, gauntlet=gauntlet, max_tables=max_tables)
     specs: list[MatchSpec] = []
     for deal_index in range(deals):
         for group in groups:
-            seed_of_deal = key.deal_seed(deal_label(deal_index, group))
-            for seats in rotations(group):
+            seatings = list(enumerate(rotations(group)))
+            if seating == "mirrored":
+                start = deal_index % len(seatings)
+                seatings = seatings[start:] + seatings[:start]
+            for rotation, seats in seatings:
+                seed_of_deal = key.deal_seed(deal_label(
+                    deal_index, group, rotation if seating == "independent" else None))
                 match_id = f"d{deal_index:04d}:{','.join(seats)}"
                 specs.append(MatchSpec(
                     id=match_id, order=len(specs), deal_index=deal_index, seed=seed_of_deal,

@@ -407,15 +407,16 @@ def read_match_facts(league: str | os.PathLike) -> list[MatchFacts]:
     with _reading(league) as conn:
         rows = conn.execute(
             "SELECT bots, scores, ranks, forfeit_seat, forfeit_reason, "
-            "json_extract(record, '$.moves'), json_extract(record, '$.times') "
+            "json_extract(record, '$.moves'), json_extract(record, '$.times'), seed, started "
             "FROM matches ORDER BY ord").fetchall()
     facts = []
-    for bots, scores, ranks, forfeit_seat, reason, moves, times in rows:
+    for bots, scores, ranks, forfeit_seat, reason, moves, times, seed, started in rows:
         seats = [seat for seat, _ in json.loads(moves or "[]")]
         timed = tuple((seat, float(took)) for seat, took in zip(seats, json.loads(times or "[]"))
                       if isinstance(seat, int) and isinstance(took, (int, float)))
         facts.append(MatchFacts(tuple(json.loads(bots)), tuple(json.loads(scores)),
-                                tuple(json.loads(ranks)), forfeit_seat, reason, timed))
+                                tuple(json.loads(ranks)), forfeit_seat, reason, timed,
+                                seed, started))
     return facts
 
 

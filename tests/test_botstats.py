@@ -1,10 +1,12 @@
 """Per-bot statistics (`arena ladder --stats`): points, results as first mover and in later
-seats, move times and forfeits by reason, checked by hand on small cases and against the
-records of real leagues (a crashing bot's forfeits included)."""
+seats, move times, forfeits by reason and the order effect of mirrored deals, checked by
+hand on small cases and against the records of real leagues (a crashing bot's forfeits
+included)."""
 from __future__ import annotations
 
 import json
 import math
+import random
 import shutil
 import statistics
 import subprocess
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.botstats import MatchFacts, bot_stats
+from arena.botstats import FLAG_P, MatchFacts, bot_stats, order_effects, sign_test
 from arena.cli.league import Progress
 from arena.ratings import Outcome
 from arena.store import Store
@@ -57,6 +59,68 @@ def test_one_player_games_give_the_mean_score_and_no_seat_results():
     assert math.isnan(solo.seat_score("later"))
 
 
+# -- order effect ------------------------------------------------------------------------------
+
+def mirrored_pairs(first_results, later_results, bot="cheat", other="fair"):
+    """Two matches per deal (2 players): `bot` first in one seating, then in the other,
+    with the given results (1 win, 0 loss, 0.5 tie) in each; seats alternate per deal as
+    a mirrored league's do."""
+    matches = []
+    for deal, (first, later) in enumerate(zip(first_results, later_results)):
+        for when, result in enumerate((first, later)):
+            seats = (bot, other) if (deal + when) % 2 == 0 else (other, bot)
+            mine, theirs = {1: (1, 2), 0: (2, 1), 0.5: (1, 1)}[result]
+            ranks = (mine, theirs) if seats[0] == bot else (theirs, mine)
+            matches.append(MatchFacts(seats, (0, 0), ranks, None, None, (), deal=1000 + deal,
+                                      started=100.0 * deal + when))
+    return matches
+
+
+def test_a_bot_that_wins_every_later_seating_is_flagged_a_fair_one_is_not():
+    rng = random.Random(5)
+    # The cheat: its first seating of a deal is a fair game (it wins half), the later one it
+    # always wins, knowing the opponent's hand from its other process.
+    firsts = [rng.choice((0, 1)) for _ in range(20)]
+    effects = order_effects(mirrored_pairs(firsts, [1] * 20))
+    cheat, fair = effects["cheat"], effects["fair"]
+    assert cheat.deals == 20 and cheat.worse == 0 and cheat.better == firsts.count(0) >= 7
+    assert cheat.p_value == 0.5 ** cheat.better < FLAG_P and cheat.flagged
+    assert cheat.mean_difference == firsts.count(0) / 20
+    assert fair.better == 0 and fair.p_value == 1.0 and not fair.flagged
+    # A fair bot: later seatings win and lose alike, whatever the seat.
+    fair_games = order_effects(mirrored_pairs([rng.choice((0, 0.5, 1)) for _ in range(40)],
+                                              [rng.choice((0, 0.5, 1)) for _ in range(40)]))
+    assert all(not effect.flagged and effect.p_value > 0.05
+               for effect in fair_games.values()), fair_games
+
+
+def test_the_first_seating_is_the_one_that_started_first_not_the_one_listed_first():
+    matches = mirrored_pairs([0] * 8, [1] * 8)
+    swapped = [MatchFacts(m.bots, m.scores, m.ranks, None, None, (), deal=m.deal,
+                          started=-m.started) for m in matches]
+    assert order_effects(matches)["cheat"].better == 8
+    assert order_effects(swapped)["cheat"].worse == 8   # started in the reverse order
+    # Matches without a deal (older facts) or alone at a deal count for nothing.
+    bare = [MatchFacts(m.bots, m.scores, m.ranks, None, None, ()) for m in matches]
+    assert order_effects(bare) == {} and order_effects(matches[::2]) == {}
+
+
+def test_three_seatings_compare_the_mean_of_the_later_two_with_the_first():
+    # a: first seating lost to both (0), then beat both (1), then tied b and beat c (0.75):
+    # later mean 0.875, better.
+    deal = [MatchFacts(("a", "b", "c"), (0, 0, 0), (3, 1, 2), None, None, (), 7, 1.0),
+            MatchFacts(("c", "a", "b"), (0, 0, 0), (3, 1, 2), None, None, (), 7, 2.0),
+            MatchFacts(("b", "c", "a"), (0, 0, 0), (1, 3, 1), None, None, (), 7, 3.0)]
+    a = order_effects(deal)["a"]
+    assert (a.deals, a.better, a.worse, a.mean_difference) == (1, 1, 0, 0.875)
+
+
+def test_the_sign_test_by_hand():
+    assert sign_test(0, 0) == 1.0 and sign_test(3, 0) == 0.125
+    assert sign_test(2, 1) == 0.5 and math.isclose(sign_test(9, 1), 11 / 1024)
+    assert sign_test(0, 5) == 1.0
+
+
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_ladder_stats_of_a_league_match_its_records(tmp_path):
     folder = tmp_path / "lg"
@@ -88,8 +152,10 @@ def test_ladder_stats_of_a_league_match_its_records(tmp_path):
     assert set(stats["crashy"]["forfeits"]) <= {"crash"} and stats["random"]["forfeits"] == {}
     table = arena("ladder", folder, "--stats").stdout
     row = next(line for line in table.splitlines() if line.startswith("illegal_move"))
-    assert row.endswith("illegal 16")
+    # Independent deals (the default): no bot met a deal twice, so no order effect to show.
+    assert row.endswith("illegal 16                                 -")
     assert "1st seat %" in table and "move ms max" in table
+    assert all(row["order_deals"] == 0 for row in stats.values())
 
 
 def test_a_one_player_league_shows_each_bots_mean_score(tmp_path):

@@ -27,19 +27,27 @@ VERSIONS = {name: (name[0] * 64) for name in STRENGTH}
 
 
 def make_league(folder, *, seed: int = 7, deals: int = 30, game: str = "mandala",
-                players: int = 2, options: dict | None = None, stop_after: int | None = None):
-    """A league store with matches decided by STRENGTH (Elo odds) from each deal's seed."""
+                players: int = 2, options: dict | None = None, stop_after: int | None = None,
+                seating: str = "mirrored", later_bonus: dict[str, float] | None = None):
+    """A league store with matches decided by STRENGTH (Elo odds) from each deal's seed; a
+    bot of `later_bonus` plays that much stronger in a deal it has played before (a cheat
+    whose processes pass the deal on)."""
     bots = sorted(STRENGTH)
-    specs = expand(bots, players, deals, seed, key=LeagueKey.for_league(seed, installation=KEY))
+    specs = expand(bots, players, deals, seed, key=LeagueKey.for_league(seed, installation=KEY),
+                   seating=seating)
     config = {"game": game, "players": players, "deals": deals, "seed": seed,
-              "options": options or {}}
+              "options": options or {}, "seating": seating}
     entries = [BotEntry(name, VERSIONS[name], f"builtin:{name}", (game,)) for name in bots]
+    met = set()
     with Store.create(folder, name=folder.name, config=config, planned=len(specs),
                       bots=entries, key=KEY) as store:
         for spec in specs[:stop_after]:
             rng = random.Random(f"{spec.id}:{seed}")
             # A finish per seat: strength plus logistic-like noise; ties impossible.
-            finish = [STRENGTH[bot] / 400 * math.log(10) + rng.gauss(0, 1.5) for bot in spec.seats]
+            finish = [STRENGTH[bot] / 400 * math.log(10) + rng.gauss(0, 1.5)
+                      + (later_bonus or {}).get(bot, 0.0) * ((bot, spec.seed) in met)
+                      for bot in spec.seats]
+            met |= {(bot, spec.seed) for bot in spec.seats}
             ranks = [1 + sum(other > mine for other in finish) for mine in finish]
             result = {"scores": [len(finish) - r for r in ranks], "ranks": ranks,
                       "end": "normal"}
@@ -260,3 +268,39 @@ def test_history_with_matrix_or_anchor_is_refused(league):
     assert_one_line_error(run(league, "--history", "--anchor", "greedy=1500"),
                           "give one of them")
     assert_one_line_error(run(league, "--k-factor", "32"), "use it with --history")
+
+
+# -- forensics: the order effect of mirrored deals --------------------------------------------
+
+def test_stats_flag_a_bot_that_plays_better_in_the_later_seating_of_a_deal(tmp_path):
+    # `middle` cheats: in the second seating of a deal it plays far stronger (its processes
+    # passed the deal on). Over 30 mirrored deals per opponent it stands out; the others,
+    # whose later seatings it steals, show the opposite and are not flagged.
+    folder = make_league(tmp_path / "cheat", later_bonus={"middle": 4.0})
+    result = run(folder, "--stats", "--format", "json")
+    stats = {row["bot"].split("@")[0]: row for row in json.loads(result.output)["stats"]}
+    assert stats["middle"]["order_flagged"] and stats["middle"]["order_p_value"] < 1e-4
+    assert stats["middle"]["order_deals"] == 60 and stats["middle"]["order_later_worse"] < 5
+    assert not stats["greedy"]["order_flagged"] and not stats["random"]["order_flagged"]
+    table = run(folder, "--stats").output
+    row = next(line for line in table.splitlines() if line.startswith("middle"))
+    assert row.endswith("FLAG") and "later seating better/worse (p)" in table
+    # The plain ladder says so under the table (seatings in schedule order).
+    footer = [line for line in run(folder).output.splitlines() if line.startswith("Note:")]
+    assert len(footer) == 1 and footer[0].startswith("Note: middle@mmmmmmmm did better in its "
+                                                     "later seating of 29 of the 60 deals")
+    assert "Note:" not in run(make_league(tmp_path / "fair2")).output
+    # The same league played fair: nobody flagged.
+    fair = json.loads(run(make_league(tmp_path / "fair"), "--stats", "--format",
+                          "json").output)["stats"]
+    assert [row["order_flagged"] for row in fair] == [False] * 3
+    assert all(row["order_deals"] == 60 for row in fair)
+
+
+def test_stats_of_an_independent_league_have_no_deal_met_twice(tmp_path):
+    folder = make_league(tmp_path / "independent", seating="independent",
+                         later_bonus={"middle": 4.0})
+    rows = json.loads(run(folder, "--stats", "--format", "json").output)["stats"]
+    assert [(row["order_deals"], row["order_p_value"]) for row in rows] == [(0, None)] * 3
+    table = run(folder, "--stats").output
+    assert all(line.endswith("-") for line in table.splitlines()[2:5])

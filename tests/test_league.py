@@ -37,8 +37,11 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bub
 
 
 def arena(*args, check=True, **kwargs) -> subprocess.CompletedProcess:
+    # PYTHONPATH: from another working directory too, the arena of this checkout runs (not
+    # whichever one is installed).
+    env = kwargs.pop("env", {**os.environ, "PYTHONPATH": str(ROOT)})
     done = subprocess.run([*ARENA, *map(str, args)], capture_output=True, text=True,
-                          timeout=180, cwd=kwargs.pop("cwd", ROOT), **kwargs)
+                          timeout=180, cwd=kwargs.pop("cwd", ROOT), env=env, **kwargs)
     if check and done.returncode != 0:
         raise AssertionError(f"arena {' '.join(map(str, args))} failed "
                              f"({done.returncode}):\n{done.stderr}")
@@ -138,10 +141,11 @@ def test_every_deal_is_played_in_every_seating_and_counts_per_bot_are_equal(refe
 
 
 @pytest.mark.slow
-def test_three_player_league_plays_each_deal_in_every_rotation(tmp_path, bots):
+def test_three_player_mirrored_league_plays_each_deal_in_every_rotation(tmp_path, bots):
     folder = tmp_path / "three"
     arena("league", "run", "--game", "flowers-mandala", "--players", 3, "--deals", 2,
-          "--seed", 1, *bot_flags(bots), "--out", folder, "--workers", 2, "--quiet")
+          "--seed", 1, *bot_flags(bots), "--out", folder, "--workers", 2, "--quiet",
+          "--seating", "mirrored")
     outcomes = read_outcomes(folder)
     assert len(outcomes) == 6
     for deal in ("d0000", "d0001"):
@@ -167,6 +171,45 @@ def test_one_player_league_gives_every_bot_the_same_deals(tmp_path, bots):
         assert sorted(name for name, _ in played) == ["ann", "ben", "cat"]
         assert len({setup for _, setup in played}) == 1
     assert len({o.deal for o in read_outcomes(folder)}) == 2
+
+
+def test_the_seating_mode_is_stored_with_the_league_and_resume_keeps_it(tmp_path):
+    # Default independent: every match a deal of its own. A league stopped and resumed
+    # regenerates its schedule from the stored mode, not from today's default.
+    config_file = tmp_path / "league.toml"
+    config_file.write_text('game = "mandala"\nbots = ["random", "greedy"]\ndeals = 2\n'
+                           'seed = 3\nseating = "mirrored"\n')
+    for seating, flags in (("independent", []), ("mirrored", ["--config", config_file])):
+        folder = tmp_path / seating
+        arena("league", "run", *(flags or ["--game", "mandala", "--bot", "random", "--bot",
+                                           "greedy", "--deals", 2, "--seed", 3]),
+              "--out", folder, "--quiet")
+        with Store.open(folder) as store:
+            assert store.config()["seating"] == seating
+            seeds = [record["seed"] for record in store.records()]
+        assert len(seeds) == 4 and len(set(seeds)) == (4 if seating == "independent" else 2)
+        with resume_league(folder) as league:
+            assert league.config.seating == seating and not league.missing()
+            assert sorted(spec.seed for spec in league.specs) == sorted(seeds)
+
+
+def test_a_league_stored_before_seating_modes_resumes_mirrored():
+    old = LeagueConfig(game="mandala", bots=("random", "greedy")).to_json()
+    del old["seating"]
+    assert LeagueConfig.from_json(old).seating == "mirrored"
+    assert LeagueConfig(game="mandala", bots=("random",)).seating == "independent"
+
+
+def test_an_unknown_seating_is_refused_in_one_line(tmp_path):
+    config_file = tmp_path / "league.toml"
+    config_file.write_text('game = "mandala"\nbots = ["random", "greedy"]\n'
+                           'seating = "shuffled"\n')
+    assert_refused(arena("league", "run", "--config", config_file, "--out", tmp_path / "x",
+                         check=False), "unknown seating 'shuffled'")
+    assert_refused(arena("league", "run", "--game", "mandala", "--bot", "random", "--bot",
+                         "greedy", "--seating", "shuffled", check=False),
+                   "Invalid value for '--seating'")
+    assert not (tmp_path / "x").exists()
 
 
 # -- determinism and the store under concurrent workers --------------------------------------

@@ -33,8 +33,8 @@ def test_two_players_round_robin_every_deal_twice_with_seats_swapped():
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
-def test_every_table_has_a_deal_of_its_own_played_in_each_of_its_seatings(players):
-    specs = expand(BOTS, players=players, deals=3, seed=1, key=KEY)
+def test_mirrored_every_table_has_a_deal_of_its_own_played_in_each_of_its_seatings(players):
+    specs = expand(BOTS, players=players, deals=3, seed=1, key=KEY, seating="mirrored")
     seeds = collections.defaultdict(set)
     for spec in specs:
         seeds[spec.deal_index, frozenset(spec.seats)].add(spec.seed)
@@ -44,12 +44,64 @@ def test_every_table_has_a_deal_of_its_own_played_in_each_of_its_seatings(player
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
-def test_no_bot_meets_a_deal_twice_in_the_same_seat(players):
+def test_mirrored_no_bot_meets_a_deal_twice_in_the_same_seat(players):
     # What lets one pooled process per bot and seat never see a deal twice.
-    specs = expand(BOTS, players=players, deals=3, seed=1, key=KEY)
+    specs = expand(BOTS, players=players, deals=3, seed=1, key=KEY, seating="mirrored")
     meetings = collections.Counter((bot, seat, spec.seed) for spec in specs
                                    for seat, bot in enumerate(spec.seats))
     assert set(meetings.values()) == {1}
+
+
+@pytest.mark.parametrize("players, gauntlet, max_tables", [
+    (1, None, 60), (2, None, 60), (3, None, 60), (4, None, 60), (3, None, 4), (4, "ada", 3),
+    (2, "cyd", 60)])
+def test_independent_no_bot_ever_meets_a_deal_twice_in_the_whole_schedule(players, gauntlet,
+                                                                         max_tables):
+    # The untrusted mode's promise, counted over every match: a deal is played once, so no
+    # process of any bot (or of one author's several bots) plays it in another seating.
+    bots = BOTS + ["fay", "gus"]
+    specs = expand(bots, players=players, deals=6, seed=4, key=KEY, gauntlet=gauntlet,
+                   max_tables=max_tables)
+    meetings = collections.Counter((bot, spec.seed) for spec in specs for bot in spec.seats)
+    assert len(specs) > 6 and set(meetings.values()) == {1}
+    if players > 1:   # every match a deal of its own (alone, bots share the round's deal)
+        assert len({spec.seed for spec in specs}) == len({spec.deal for spec in specs}) \
+            == len(specs)
+    # ... and the same league mirrored, the same matches, does repeat them (the check can fail).
+    mirrored = expand(bots, players=players, deals=6, seed=4, key=KEY, gauntlet=gauntlet,
+                      max_tables=max_tables, seating="mirrored")
+    assert sorted(spec.id for spec in mirrored) == sorted(spec.id for spec in specs)
+    assert max(collections.Counter(spec.seed for spec in mirrored).values()) == \
+        (len(bots) if players == 1 else players)
+
+
+@pytest.mark.parametrize("seating", ["independent", "mirrored"])
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_each_round_every_bot_sits_in_each_seat_equally_often(seating, players):
+    specs = expand(BOTS, players=players, deals=3, seed=3, key=KEY, seating=seating)
+    for deal_index in range(3):
+        per_seat = collections.Counter((spec.seats[i], i) for spec in specs
+                                       if spec.deal_index == deal_index
+                                       for i in range(players))
+        assert len(per_seat) == len(BOTS) * players and len(set(per_seat.values())) == 1
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_mirrored_every_bot_meets_a_deal_first_in_each_seat_equally_often(players):
+    # So that a bot's later seatings of a deal are, over a league, in no seat more than
+    # another: the order-effect statistic (arena.botstats) then measures order, not seat.
+    specs = expand(BOTS, players=players, deals=2 * 3 * 4, seed=3, key=KEY, seating="mirrored")
+    first = {}
+    for spec in specs:   # schedule order
+        for seat, bot in enumerate(spec.seats):
+            first.setdefault((bot, spec.seed), seat)
+    per_bot = collections.Counter((bot, seat) for (bot, _), seat in first.items())
+    assert len(per_bot) == len(BOTS) * players and len(set(per_bot.values())) == 1
+
+
+def test_an_unknown_seating_is_refused_naming_the_modes():
+    with pytest.raises(ScheduleError, match="unknown seating 'shuffled': use independent"):
+        expand(BOTS, 2, deals=1, seed=0, key=KEY, seating="shuffled")
 
 
 def test_bot_seeds_are_keyed_and_differ_per_seat_and_match():
@@ -81,8 +133,10 @@ def test_each_bot_sits_in_each_seat_equally_often():
         assert len(per_seat) == len(BOTS) * players
 
 
-def test_one_player_every_bot_plays_the_same_deals():
-    specs = expand(BOTS, players=1, deals=3, seed=5, key=KEY)
+@pytest.mark.parametrize("seating", ["independent", "mirrored"])
+def test_one_player_every_bot_plays_the_same_deals(seating):
+    # 1-player games are compared on a shared deal (arena.ratings), in either mode.
+    specs = expand(BOTS, players=1, deals=3, seed=5, key=KEY, seating=seating)
     for deal_index, seatings in seatings_per_deal(specs).items():
         assert sorted(seats[0] for seats in seatings) == sorted(BOTS)
         assert len({s.deal for s in specs if s.deal_index == deal_index}) == 1
@@ -96,9 +150,9 @@ def test_deal_labels_name_the_deal_so_other_leagues_share_them_only_on_the_same_
 
 
 @pytest.mark.parametrize("players", [2, 3])
-def test_every_seating_of_a_tables_deal_shares_its_label(players):
+def test_mirrored_every_seating_of_a_tables_deal_shares_its_label(players):
     # Ratings cluster by this label: the same cards tie the games of one table's deal.
-    specs = expand(BOTS, players=players, deals=3, seed=5, key=KEY)
+    specs = expand(BOTS, players=players, deals=3, seed=5, key=KEY, seating="mirrored")
     labels = collections.defaultdict(set)
     for spec in specs:
         labels[spec.deal_index, frozenset(spec.seats)].add(spec.deal)
@@ -169,9 +223,10 @@ def test_gauntlet_with_three_players_keeps_rotations():
     assert collections.Counter(spec.seats.index("ada") for spec in specs) == {0: 6, 1: 6, 2: 6}
 
 
-def test_same_seed_and_key_same_schedule_other_key_other_deals():
-    first = expand(BOTS, players=3, deals=3, seed=11, key=KEY)
-    assert first == expand(BOTS, players=3, deals=3, seed=11, key=KEY)
+@pytest.mark.parametrize("seating", ["independent", "mirrored"])
+def test_same_seed_and_key_same_schedule_other_key_other_deals(seating):
+    first = expand(BOTS, players=3, deals=3, seed=11, key=KEY, seating=seating)
+    assert first == expand(BOTS, players=3, deals=3, seed=11, key=KEY, seating=seating)
     other_key = LeagueKey.for_league(12, installation=KEY)
     assert [s.seed for s in first] != [s.seed for s in expand(BOTS, 3, 3, seed=11, key=other_key)]
 

@@ -125,7 +125,9 @@ def test_bots_submitted_by_cli_and_web_form_are_ranked_greedy_above_random(servi
             "losses", "forfeits", "los_next_pct"} <= set(rows[0])
 
 
-def test_every_table_plays_its_own_deal_in_both_seatings(service):
+def test_every_match_plays_a_deal_of_its_own_so_no_version_meets_a_deal_twice(service):
+    # Ladder bots are untrusted: a bot's processes may talk through the host, so no deal is
+    # played in two seatings (arena.serve.player).
     conn = sqlite3.connect(f"file:{service.data / 'service.sqlite'}?mode=ro", uri=True)
     try:
         rows = conn.execute("SELECT table_no, seed, versions FROM matches").fetchall()
@@ -134,10 +136,9 @@ def test_every_table_plays_its_own_deal_in_both_seatings(service):
     by_table: dict[int, list] = {}
     for table, seed, versions in rows:
         by_table.setdefault(table, []).append((seed, tuple(json.loads(versions))))
-    seeds = [games[0][0] for games in by_table.values()]
-    assert len(set(seeds)) == len(seeds)   # no two tables share a deal
+    seeds = [seed for _, seed, _ in rows]
+    assert len(set(seeds)) == len(seeds)   # no two matches share a deal
     for games in by_table.values():
-        assert len({seed for seed, _ in games}) == 1
         seatings = [seats for _, seats in games]
         assert len(set(seatings)) == len(seatings)   # each seating at most once
         if len(seatings) == 2:

@@ -1,6 +1,7 @@
 """`arena sprt` end to end: a real subprocess, real sandboxed bots, the league store."""
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -45,6 +46,15 @@ def test_greedy_against_random_accepts_h1_and_a_second_run_only_reports(tmp_path
     again = arena(tmp_path, "sprt", *args)
     assert again.returncode == 0, again.stderr
     assert again.stdout == done.stdout and stored_ids(folder) == ids
+    # Pairs are mirrored deals, stored so; a test stored before seating modes (no such key)
+    # is the same test.
+    with sqlite3.connect(folder / DB_NAME) as conn:
+        config = json.loads(conn.execute("SELECT config FROM league").fetchone()[0])
+        assert config["seating"] == "mirrored"
+        del config["seating"]
+        conn.execute("UPDATE league SET config = ?", (json.dumps(config),))
+    older = arena(tmp_path, "sprt", *args)
+    assert older.returncode == 0 and older.stdout == done.stdout, older.stderr
 
 
 def test_random_against_a_copy_of_itself_does_not_accept_h1(tmp_path):

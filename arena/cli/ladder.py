@@ -10,6 +10,7 @@ from typing import Sequence
 
 import click
 
+from arena.botstats import MatchFacts, order_effects
 from arena.cli import main
 from arena.errors import ArenaError
 from arena.ratings import Outcome
@@ -117,8 +118,19 @@ def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
         click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix, title=title,
                                facts=facts, stats=stats))
         if fmt in ("table", "markdown"):
-            for line in missing_protections_footer(leagues):
+            for line in missing_protections_footer(leagues) + order_effect_footer(outcomes):
                 click.echo(line)
+
+
+def order_effect_footer(outcomes: Sequence[Outcome]) -> list[str]:
+    """One line per bot flagged for an order effect (arena.botstats): on deals it met in
+    more than one seating it did better later, beyond chance. Seatings in schedule order."""
+    facts = [MatchFacts(o.bots, o.scores, o.ranks, None, None, (), deal=o.deal)
+             for o in outcomes]
+    return [f"Note: {bot} did better in its later seating of {effect.better} of the "
+            f"{effect.deals} deals it met twice and worse in {effect.worse} (sign test p = "
+            f"{effect.p_value:.2g}): its processes may pass deals to each other; see --stats."
+            for bot, effect in sorted(order_effects(facts).items()) if effect.flagged]
 
 
 def missing_protections_footer(leagues: Sequence[str]) -> list[str]:

@@ -26,9 +26,9 @@ from arena.league_config import (LeagueConfig, LeagueError, check_config, config
                                  read_config_file)
 from arena.workers import Executor, ProcessPool, default_workers
 from arena.ratings import Outcome, score_matrix
-from arena.cli.ladder import missing_protections_footer
+from arena.cli.ladder import missing_protections_footer, order_effect_footer
 from arena.report import ladder_text
-from arena.schedule import DEFAULT_MAX_TABLES
+from arena.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, SEATINGS
 from arena.store import Store, read_outcomes, read_records
 
 RESULTS = Path("results")
@@ -87,7 +87,7 @@ def _executor(workers: int | None, executor: str, ray_address: str | None,
               help="A rule option of the game (repeatable).")
 @click.option("--players", type=int, default=None, help="Players per match (default 2).")
 @click.option("--deals", type=int, default=None,
-              help="Deals each table plays, in every seating (default 10).")
+              help="Rounds: in each, every table plays every seating once (default 10).")
 @click.option("--seed", type=int, default=None,
               help="League seed: with this installation's secret key it fixes every deal, so "
                    "the same seed replays the same league here (default: 64 random bits).")
@@ -101,6 +101,11 @@ def _executor(workers: int | None, executor: str, ray_address: str | None,
 @click.option("--tables", type=int, default=None,
               help=f"With 3-4 players, the most groups of bots to play (a balanced sample "
                    f"when there are more; default {DEFAULT_MAX_TABLES}).")
+@click.option("--seating", type=click.Choice(SEATINGS), default=None,
+              help=f"independent: every match a deal of its own, so no bot meets a deal "
+                   f"twice (for bots you do not trust); mirrored: each table's deal in every "
+                   f"seating (trusted bots: a bot's processes could pass the deal on). "
+                   f"Default {DEFAULT_SEATING}; see `arena bench seating`.")
 @click.option("--name", default=None, help="League name: its folder is results/NAME.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="League folder, instead of results/NAME.")
@@ -108,13 +113,13 @@ def _executor(workers: int | None, executor: str, ray_address: str | None,
               help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
 @_workers_option
 def run_command(config_path, bots, game, option_pairs, players, deals, seed, move_time, tc,
-                startup_time, gauntlet, tables, name, out, unsafe_no_sandbox, workers,
+                startup_time, gauntlet, tables, seating, name, out, unsafe_no_sandbox, workers,
                 executor, ray_address, fresh_bots, quiet, skip_check):
     """Run a new league and print its ladder."""
     settings = read_config_file(config_path) if config_path else {}
     flags = {"game": game, "players": players, "deals": deals, "seed": seed,
              "move_time": move_time, "tc": tc, "startup_time": startup_time,
-             "gauntlet": gauntlet, "tables": tables, "name": name,
+             "gauntlet": gauntlet, "tables": tables, "seating": seating, "name": name,
              "unsafe_no_sandbox": unsafe_no_sandbox, "bots": list(bots) or None}
     settings.update({key: value for key, value in flags.items() if value is not None})
     if "seed" not in settings:
@@ -135,7 +140,8 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
     with start_league(out, out.name, config) as opened:
         if not quiet:
             click.echo(f"league {out}: {config.game}, {config.players} players, "
-                       f"{len(opened.bots)} bots, {len(opened.specs)} matches, "
+                       f"{len(opened.bots)} bots, {len(opened.specs)} matches "
+                       f"({config.seating} deals), "
                        f"seed {config.seed}, {config.timing().describe()}", err=True)
         _play(opened, pool, fresh_bots, quiet)
 
@@ -194,7 +200,8 @@ def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None
     outcomes = read_outcomes(opened.folder)
     if outcomes:
         click.echo(ladder_text(outcomes))
-        for line in missing_protections_footer([str(opened.folder)]):
+        for line in (missing_protections_footer([str(opened.folder)])
+                     + order_effect_footer(outcomes)):
             click.echo(line)
 
 

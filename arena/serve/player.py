@@ -1,8 +1,9 @@
 """The match thread: keeps every ladder playing, on the league's worker processes.
 
-In turns over the ladders, it asks the scheduler for a few tables, gives each table a new
-deal (its seed derived from the service's secret key and the table's number, so no two
-tables ever share one) played in every seating, hands those matches to the executor (local
+In turns over the ladders, it asks the scheduler for a few tables, plays each table in every
+seating, each seating on a new deal (its seed derived from the service's secret key, the
+table's number and the seating, so no two matches ever share one: no version plays a deal
+twice, and no process of a bot can tell another what it saw of a deal), hands those matches to the executor (local
 worker processes or Ray actors, exactly as a league does: bots run only there, sandboxed),
 stores each finished match in its own transaction as it comes back, and refits the ladder
 after the batch. A batch is small (a few tables per worker), so a newly admitted version
@@ -41,11 +42,12 @@ IDLE_WAIT = 1.0
 
 def table_specs(ladder: Ladder, key: LeagueKey, table_no: int,
                 versions: Sequence[Version]) -> list[MatchSpec]:
-    """A table's matches: one new deal, in every seating of its bots (both, with two)."""
-    deal_seed = key.deal_seed(f"{ladder.id}/table/{table_no}")
+    """A table's matches: every seating of its bots (both, with two), each on a new deal.
+    The table stays the ratings' cluster (`deal`): its games share bots and time."""
     names = [f"v{version.id}" for version in versions]
     specs = []
     for index, seats in enumerate(rotations(names)):
+        deal_seed = key.deal_seed(f"{ladder.id}/table/{table_no}/seating/{index}")
         match_id = f"{ladder.id}-t{table_no}-s{index}"
         specs.append(MatchSpec(
             id=match_id, order=table_no, deal_index=table_no, seed=deal_seed, seats=seats,

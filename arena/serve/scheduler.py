@@ -9,7 +9,8 @@
    a settled order: next to none), so uncertain places get most matches without any pair
    being starved forever.
 
-Each table plays one new deal in every seating (see `arena.serve.player`).
+Each table plays every seating, each on a new deal (`arena.serve.player`): bots on a ladder
+are not trusted, so none ever plays a deal twice (arena.schedule, independent seating).
 """
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.botstats import MatchFacts, OrderEffect, order_effects
 from arena.serve.db import Ladder, ServiceDB
 
 LOG_TAIL_CHARS = 20_000
@@ -99,6 +100,8 @@ class VersionView:
     interval: float | None
     games: int
     history: list[tuple[int, float, float | None]] = field(default_factory=list)
+    order: OrderEffect | None = None
+    """Its later seatings of deals it met twice against its first (arena.botstats)."""
 
     def chart(self) -> dict | None:
         """The rating history as SVG polyline points (games -> Elo), or None if too short."""
@@ -149,11 +152,28 @@ def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
                                    "version_id = ? ORDER BY games", (version.id,))
         if version.elo is None and version.history:   # retired: its last rating
             _, version.elo, version.interval = version.history[-1]
+        version.order = order_effect(db, version.id)
     forfeits = db.query(
         "SELECT m.forfeit, COUNT(*) FROM match_seats m JOIN versions v ON v.id = m.version_id "
         "WHERE v.bot_id = ? AND m.forfeit IS NOT NULL GROUP BY m.forfeit ORDER BY 2 DESC",
         (found[0],))
     return BotView(*found, versions=versions, forfeits=forfeits)
+
+
+def order_effect(db: ServiceDB, version_id: int) -> OrderEffect | None:
+    """The version's order effect over the deals it met in more than one seating; None when
+    it met none twice (every table since the service played independent deals: only
+    matches of older databases, which mirrored deals, count)."""
+    rows = db.query(
+        "SELECT m.versions, m.scores, m.ranks, m.seed, m.started FROM match_seats s "
+        "JOIN matches m ON m.id = s.match_id WHERE s.version_id = ? AND m.seed IN ("
+        "SELECT m2.seed FROM match_seats s2 JOIN matches m2 ON m2.id = s2.match_id "
+        "WHERE s2.version_id = ? GROUP BY m2.seed HAVING COUNT(*) > 1)",
+        (version_id, version_id))
+    facts = [MatchFacts(tuple(str(v) for v in json.loads(versions)), tuple(json.loads(scores)),
+                        tuple(json.loads(ranks)), None, None, (), seed, started)
+             for versions, scores, ranks, seed, started in rows]
+    return order_effects(facts).get(str(version_id))
 
 
 def all_bots(db: ServiceDB) -> list[dict]:
@@ -173,7 +193,13 @@ def bot_json(view: BotView) -> dict:
                           "status": v.status, "submitted": v.submitted, "elo": _num(v.elo),
                           "interval": _num(v.interval), "games": v.games,
                           "history": [{"games": g, "elo": _num(e), "interval": _num(i)}
-                                      for g, e, i in v.history]}
+                                      for g, e, i in v.history],
+                          "order_effect": None if v.order is None else {
+                              "deals": v.order.deals, "later_better": v.order.better,
+                              "later_worse": v.order.worse,
+                              "mean_difference": round(v.order.mean_difference, 3),
+                              "p_value": float(f"{v.order.p_value:.3g}"),
+                              "flagged": v.order.flagged}}
                          for v in view.versions],
             "forfeits": dict(view.forfeits)}
 
