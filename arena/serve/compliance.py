@@ -13,6 +13,7 @@ from pathlib import Path
 
 from arena.botcheck import check_bot
 from arena.clock import TimeControl
+from arena.sandbox import log_text
 from arena.serve.admission import Verdict
 from arena.serve.db import Ladder, Version
 
@@ -31,7 +32,7 @@ def compliance_check(version: Version, ladder: Ladder, log_dir: Path) -> Verdict
         detail = failure.detail.replace(f"{log_dir}/", "")   # no server paths
         return Verdict(False, f"{failure.check}: {detail}", report.log_excerpt)
     # Passed: the author still sees what the bot wrote during its check.
-    log = "".join(path.read_text(errors="replace") for path in sorted(log_dir.glob("*.log")))
+    log = "".join(log_text(path) for path in sorted(log_dir.glob("*.log")))
     return Verdict(True, "passed the compliance check: "
                    + "; ".join(f"{row.check} {row.result}" for row in report.rows),
                    log[-EXCERPT_CHARS:])

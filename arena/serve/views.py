@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.sandbox import log_text
 from arena.serve.db import Ladder, ServiceDB
 
 LOG_TAIL_CHARS = 20_000
@@ -184,7 +185,7 @@ def bot_logs(db: ServiceDB, view: BotView) -> list[dict]:
     for version in view.versions:
         path = db.folder / "logs" / f"{view.name}-{version.version}.log"
         try:
-            text = path.read_text(errors="replace")
+            text = log_text(path)
         except OSError:
             text = ""
         logs.append({"version": version.version, "ladder": version.ladder,
