@@ -127,13 +127,19 @@ class Service:
             conn.close()
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    where = tmp_path_factory.mktemp("serve")
+def started_service(where: Path) -> Service:
+    """A service started with a fresh data folder in `where` and two authors, alice and bob
+    (their tokens in `tokens`)."""
     running = Service(where / "data", free_port(), where / "serve.log")
     running.tokens = {name: arena("author", "add", name, "--data", str(running.data)
                                   ).stdout.strip() for name in ("alice", "bob")}
     running.start()
+    return running
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    running = started_service(tmp_path_factory.mktemp("serve"))
     yield running
     running.stop()
 
