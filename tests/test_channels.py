@@ -8,8 +8,10 @@ control, with the seccomp filter and the hidden paths switched off, where every 
 """
 from __future__ import annotations
 
+import os
 import re
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -65,16 +67,16 @@ def protections_off(monkeypatch):
     monkeypatch.setattr(mounts, "HIDDEN_FILES", ())
 
 
-def start_probe(tmp_path: Path, *arguments: str, name: str = "probe"):
+def start_probe(tmp_path: Path, *arguments: str, name: str = "probe", **options):
     """The probe in the sandbox, as a bot of its own; (the process, its log's path)."""
     log = tmp_path / f"{name}.log"
     return sandbox.spawn([sys.executable, "probe.py", *arguments], BOT, env={},
-                         log_path=log), log
+                         log_path=log, **options), log
 
 
-def run_probe(tmp_path: Path, *arguments: str, name: str = "probe") -> Path:
+def run_probe(tmp_path: Path, *arguments: str, name: str = "probe", **options) -> Path:
     """Runs the probe to its end; its log's path."""
-    bot, log = start_probe(tmp_path, *arguments, name=name)
+    bot, log = start_probe(tmp_path, *arguments, name=name, **options)
     try:
         assert bot.wait(60) == 0, log.read_text()
     finally:
@@ -120,15 +122,17 @@ def test_without_the_protections_every_channel_probe_is_open(tmp_path, protectio
     assert seen == expected
 
 
-def sent_and_received(tmp_path: Path, sender: tuple[str, ...], sent: str, receiver: str,
-                      received: str) -> tuple[str, str]:
+def sent_and_received(tmp_path: Path, sender: tuple[str, ...], sent: str,
+                      receiver: tuple[str, ...], received: str,
+                      **options) -> tuple[str, str]:
     """One sandboxed probe (`sender`: its mode and arguments) acts on the host's shared state
     and waits; while it waits, another (`receiver`) looks: (the sender's line matching `sent`,
-    the receiver's matching `received`)."""
-    bot, log = start_probe(tmp_path, *sender, name="sender")
+    the receiver's matching `received`). `options` go to both spawns."""
+    bot, log = start_probe(tmp_path, *sender, name="sender", **options)
     try:
         sender_line = wait_for(log, sent)
-        receiver_line = wait_for(run_probe(tmp_path, receiver, name="receiver"), received, 1)
+        receiver_line = wait_for(run_probe(tmp_path, *receiver, name="receiver", **options),
+                                 received, 1)
     finally:
         bot.kill()
     return sender_line, receiver_line
@@ -137,7 +141,7 @@ def sent_and_received(tmp_path: Path, sender: tuple[str, ...], sent: str, receiv
 def lock_seen_by_another_process(tmp_path: Path) -> tuple[str, str]:
     """One sandboxed process takes an exclusive flock on a file every sandbox sees, another
     tries it: (what the holder got, what the other found)."""
-    return sent_and_received(tmp_path, ("hold-lock",), r"hold lock: .*", "try-lock",
+    return sent_and_received(tmp_path, ("hold-lock",), r"hold lock: .*", ("try-lock",),
                              r"the lock is .*")
 
 
@@ -156,7 +160,7 @@ def test_without_the_filter_a_lock_carries_a_bit_between_processes(tmp_path, pro
 def ptys_counted_by_another_process(tmp_path: Path) -> tuple[str, str]:
     """One sandboxed process opens 8 ptys and keeps them, another reads the host's count."""
     return sent_and_received(tmp_path, ("open-ptys", "8"), r"(opened 8 ptys|openpty: .*)",
-                             "pty-count", r"(ptys open on the host|pty count): .*")
+                             ("pty-count",), r"(ptys open on the host|pty count): .*")
 
 
 def test_ptys_can_be_neither_opened_nor_counted(tmp_path):
@@ -170,6 +174,49 @@ def test_without_the_hidden_paths_ptys_opened_by_one_process_are_counted_by_anot
     opened, counted = ptys_counted_by_another_process(tmp_path)
     assert opened == "opened 8 ptys"
     assert int(counted.rpartition(" ")[2]) >= 8
+
+
+BITS = "10110010"
+
+
+@pytest.fixture
+def page_file(tmp_path) -> Path:
+    """A 1 MiB file of the test's own, on disk, that both probes see: it stands for the large
+    read-only files under /usr of the attack in issue 20 (the page cache works alike), where
+    other processes of the host could load or evict the pages that carry the bits."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = folder / "pages"
+    with open(path, "wb") as file:
+        file.write(os.urandom(1 << 20))
+        os.fsync(file.fileno())   # clean pages: only those can be evicted
+    kind = subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True)
+    if kind.stdout.strip() in ("tmpfs", "ramfs"):
+        pytest.skip(f"{path} is on {kind.stdout.strip()}, whose pages are its storage: they "
+                    "cannot be evicted, so the control cannot pass a bit")
+    return path
+
+
+def bits_through_the_page_cache(tmp_path: Path, page_file: Path) -> tuple[str, str]:
+    """One sandboxed process leaves 8 pages of a file both see cached or evicted (the attack
+    of issue 20, which named a whole hand), another reads them with mincore."""
+    return sent_and_received(
+        tmp_path, ("send-bits", BITS, str(page_file)), r"(sent \d+|send: .*)",
+        ("receive-bits", str(len(BITS)), str(page_file)), r"(received \d+|receive: .*)",
+        bind_rw=[page_file.parent])
+
+
+def test_no_bit_passes_through_the_page_cache(tmp_path, page_file):
+    sent, received = bits_through_the_page_cache(tmp_path, page_file)
+    assert sent == "send: closed (EINVAL)"
+    assert received == "receive: closed (EPERM)"   # mincore
+
+
+def test_without_the_filter_bits_pass_through_the_page_cache(tmp_path, page_file,
+                                                            protections_off):
+    sent, received = bits_through_the_page_cache(tmp_path, page_file)
+    assert sent == f"sent {BITS}"
+    assert received == f"received {BITS}"
 
 
 def test_the_channels_bot_plays_a_full_match_with_every_channel_closed(tmp_path):

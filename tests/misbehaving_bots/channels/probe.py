@@ -6,6 +6,14 @@ prints one line for each on stderr: `channels: NAME: open` or `channels: NAME: c
     probe.py try-lock       whether that lock is held: `held`, `free`, or `closed (WHY)`
     probe.py open-ptys N    opens N pseudo-terminals, then waits
     probe.py pty-count      the host's count of open ptys (/proc/sys/kernel/pty/nr)
+    probe.py send-bits BITS [FILE]  one bit per page of FILE (default `PAGES`), which both
+                            processes see: evicted (fadvise DONTNEED) for 0, read (so
+                            cached) for 1; then waits
+    probe.py receive-bits N [FILE]  reads N bits back with mincore (a file the probe may
+                            write: for others the kernel reports only the probe's own
+                            mappings); RWF_NOWAIT, which the attack of issue 20 used, would
+                            itself start reading an uncached page, and on a fast disk often
+                            finds it read already
 
 Used by the `channels` bot at its start, and run alone by tests/test_channels.py, with the
 sandbox's protections and (the control) without them.
@@ -27,6 +35,9 @@ libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_i
                       ctypes.c_int, ctypes.c_long]
 SHARED = os.path.realpath(sys.executable)
 """A file every sandbox sees (the Python that runs the arena and its bots)."""
+PAGES = os.path.join(os.path.dirname(os.__file__), "pydoc_data", "topics.py")
+"""A file every sandbox sees that hardly anything reads (some 180 pages)."""
+BIT_SPACING = 16 * mmap.PAGESIZE
 PAGE = mmap.PAGESIZE
 PROT_RW, MAP_PRIVATE_ANON, MAP_POPULATE = 3, 0x22, 0x8000
 SYS_SOCKET, SYS_FCNTL, SYS_PIDFD_OPEN, SYS_PROCESS_MADVISE, SYS_CACHESTAT = 41, 72, 434, 440, 451
@@ -206,6 +217,35 @@ def open_ptys(count: int) -> None:
     time.sleep(600)
 
 
+def send_bits(bits: str, path: str = PAGES) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)   # each read loads its own page alone
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)   # every bit 0
+        for index, bit in enumerate(bits):
+            if bit == "1":
+                os.pread(fd, PAGE, index * BIT_SPACING)
+        found = f"sent {bits}"
+    except OSError as error:
+        found = f"send: closed ({errno.errorcode.get(error.errno, error.errno)})"
+    print(f"channels: {found}", file=sys.stderr, flush=True)
+    time.sleep(600)
+
+
+def receive_bits(count: int, path: str = PAGES) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    try:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        vector = ctypes.create_string_buffer(size // PAGE + 1)
+        checked(libc.mincore(ctypes.c_void_p(address), size, vector))
+        found = "received " + "".join(str(vector.raw[index * BIT_SPACING // PAGE] & 1)
+                                      for index in range(count))
+    except OSError as error:
+        found = f"receive: closed ({errno.errorcode.get(error.errno, error.errno)})"
+    print(f"channels: {found}", file=sys.stderr, flush=True)
+
+
 def pty_count() -> None:
     try:
         with open("/proc/sys/kernel/pty/nr") as file:
@@ -219,4 +259,6 @@ if __name__ == "__main__":
     signal.signal(signal.SIGIO, signal.SIG_IGN)   # what F_NOTIFY sends when SHARED is read
     mode = sys.argv[1] if len(sys.argv) > 1 else "all"
     {"all": tries, "hold-lock": hold_lock, "try-lock": try_lock, "pty-count": pty_count,
-     "open-ptys": lambda: open_ptys(int(sys.argv[2]))}[mode]()
+     "open-ptys": lambda: open_ptys(int(sys.argv[2])),
+     "send-bits": lambda: send_bits(*sys.argv[2:]),
+     "receive-bits": lambda: receive_bits(int(sys.argv[2]), *sys.argv[3:])}[mode]()
