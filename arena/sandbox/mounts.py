@@ -12,8 +12,8 @@ host: no other bot, no results, no home, no repository root.
 
 Hidden, though bubblewrap's own /proc and /dev would show them (`HIDDEN_FOLDERS`,
 `HIDDEN_FILES`): /proc/sys (the boot id, `kernel/pty/nr` and every other counter the host
-shares between sandboxes), /proc/cmdline, and /dev/pts, whose pseudo-terminals come from one
-pool shared by every sandbox.
+shares between sandboxes), /proc/cmdline, the host's other counters in /proc, and /dev/pts,
+whose pseudo-terminals come from one pool shared by every sandbox.
 """
 from __future__ import annotations
 
@@ -48,11 +48,16 @@ ETC_ENTRIES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "loc
 configuration and certificates (Node.js reads openssl.cnf at start), the alternatives links
 (`java`, `node` may be one), the JVM's configuration. Copied into the arena's own folder;
 only what every user may read."""
-HIDDEN_FOLDERS = ("/proc/sys", "/dev/pts")
-HIDDEN_FILES = ("/proc/cmdline",)
+HIDDEN_FOLDERS = ("/proc/sys", "/proc/pressure", "/dev/pts")
+HIDDEN_FILES = ("/proc/cmdline", "/proc/diskstats", "/proc/vmstat", "/proc/zoneinfo",
+                "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/interrupts", "/proc/softirqs",
+                "/proc/locks", "/proc/key-users")
 """Host state that /proc and /dev show and no bot needs, covered by an empty read-only tmpfs
-(folders) or an empty file. /proc/sys holds the boot id (which names the host) and counters
-of the whole host (`kernel/pty/nr`: one bot opens ptys, another reads the count). /dev/pts:
+(folders) or an empty file, where the host has it. /proc/sys holds the boot id (which names
+the host) and counters of the whole host (`kernel/pty/nr`: one bot opens ptys, another reads
+the count); so do the others (disk reads, page-cache and free-page counts, interrupts, the
+host's file locks, stall times), each a way for one bot to signal another by loading the
+host. What runtimes read stays (/proc/meminfo, /proc/stat, /proc/cpuinfo, /proc/self). /dev/pts:
 bwrap's --dev makes a private devpts instance, but every instance but the host's draws on one
 pool of `kernel/pty/max - reserve` (3,072) ptys and bwrap cannot set a smaller `max`, so one
 bot opening them all made every other sandbox's openpty() fail; with it covered, /dev/ptmx
@@ -111,10 +116,12 @@ def _hidden() -> list[str]:
     `HIDDEN_FILES` with an empty file (a bind of /dev/null cannot be read there: bwrap's
     binds are nodev)."""
     argv: list[str] = []
-    for path in HIDDEN_FOLDERS:
-        argv += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
+    for path in HIDDEN_FOLDERS:   # bwrap cannot make a mount point in /proc: existing only
+        if os.path.isdir(path):
+            argv += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
     for path in HIDDEN_FILES:
-        argv += ["--ro-bind", str(etc_folder().parent / _EMPTY), path]
+        if os.path.isfile(path):
+            argv += ["--ro-bind", str(etc_folder().parent / _EMPTY), path]
     return argv
 
 

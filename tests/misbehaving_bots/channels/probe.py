@@ -156,6 +156,9 @@ PROBES = {
         "/proc/sys/kernel/random/boot_id"),
     "read /proc/sys/kernel/pty/nr": lambda: read_nonempty("/proc/sys/kernel/pty/nr"),
     "read /proc/cmdline": lambda: read_nonempty("/proc/cmdline"),
+    "read /proc/vmstat": lambda: read_nonempty("/proc/vmstat"),
+    "read /proc/diskstats": lambda: read_nonempty("/proc/diskstats"),
+    "read /proc/pressure/io": lambda: read_nonempty("/proc/pressure/io"),
     "openpty": openpty,
 }
 HONEST = {
@@ -172,6 +175,8 @@ HONEST = {
     "socket AF_INET": lambda: socket_of(socket.AF_INET),
     "socket AF_INET6": lambda: socket_of(socket.AF_INET6),
     "socket NETLINK_ROUTE": lambda: socket_of(socket.AF_NETLINK, socket.SOCK_RAW, 0),
+    "read /proc/meminfo /proc/stat /proc/cpuinfo": lambda: [
+        read_nonempty(f"/proc/{name}") for name in ("meminfo", "stat", "cpuinfo")],
 }
 
 
