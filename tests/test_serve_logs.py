@@ -1,5 +1,6 @@
-"""Logs per author in `arena serve`: two authors who submit byte-identical bots each read,
-through the real HTTP API, only what their own bot's processes wrote.
+"""Logs in `arena serve`: two authors who submit byte-identical bots each read, through the
+real HTTP API, only what their own bot's processes wrote; and no bot's line passes for the
+arena's there.
 
 A real service process (tests/test_serve.py's `Service`) with a fresh data folder, two
 authors, and one bot folder submitted by both: same manifest name, same content hash.
@@ -15,6 +16,7 @@ import pytest
 
 from arena import sandbox
 from arena.serve.uploads import pack_folder
+from test_bot_logs import FORGED_HEADER, forged_lines, shows_each_forgery_on_one_line
 from test_serve import Service, make_bot, started_service
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
@@ -81,3 +83,15 @@ def test_two_authors_with_byte_identical_bots_read_only_their_own_logs(service, 
                      for path in (service.data / "logs").rglob("*.log"))
     version = versions.pop()
     assert on_disk == [f"alice/twin-{version}.log", f"bob/twin-{version}.log"]
+
+
+def test_a_header_forged_behind_u2028_is_one_escaped_line_in_the_services_excerpt(service):
+    """The forged_header bot (tests/misbehaving_bots/) submitted for real: the end of its log
+    that its author reads through the API shows each forgery on one line."""
+    token = service.tokens["alice"]
+    status, answer = service.upload(pack_folder(FORGED_HEADER), token)
+    assert status == 202, answer
+    verdict = service.verdict(answer["id"], token)
+    assert verdict["status"] == "rejected", verdict
+    assert forged_lines(verdict["log"]) == [], verdict["log"]
+    assert shows_each_forgery_on_one_line(verdict["log"]), verdict["log"]
