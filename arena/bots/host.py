@@ -19,9 +19,9 @@ process is started before its next match, so is one that has used half its CPU-t
 
 Logs: one file per bot version in the host's `log_dir` (a temporary folder, removed by
 `close`, when none is given), capped in size, named after the version unless `log_names`
-names it otherwise. Every match a process plays starts with a header
-line the arena writes, `== arena: match ID: GAME, seat S of N, TIME; process TAG ==`, and every
-line the bot prints comes as `TAG| ...`: its header can be found, and none faked.
+names it otherwise. Every match a process plays starts with a header line the arena writes,
+`== arena: match ID: GAME, seat S of N, TIME; process TAG ==`, and every line the bot prints
+comes as `TAG| ...`: its header can be found, and none faked.
 
 The one busy thread per bot is gRPC's handler of the bot's Play stream: it sends what the seat
 puts in the bot's outbox and, after an act, reads the one reply into the bot's reply queue,

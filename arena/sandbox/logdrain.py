@@ -22,10 +22,10 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
     one truncation note, then discards the rest until the pipe closes.
 
     The log gets whole lines only, each starting with `prefix`, one write per batch of lines
-    (an unfinished line waits for its end, or is cut at LOG_CHUNK bytes), control bytes shown
-    as text (the line separators U+0085, U+2028 and U+2029 too). So lines the arena writes into the log (match headers, which never start with a
-    prefix) stand on lines of their own, and nothing a bot prints can pass for one of them,
-    not even on a terminal.
+    (an unfinished line waits for its end, or is cut at LOG_CHUNK bytes), control bytes and
+    the line separators U+0085, U+2028 and U+2029 shown as text. So lines the arena writes
+    into the log (match headers, which never start with a prefix) stand on lines of their
+    own, and nothing a bot prints can pass for one of them, not even on a terminal.
 
     Other processes of the same bot (the same bot in two seats, other league workers) may
     append to the same log at the same time, so its size is read again before every chunk:
