@@ -116,8 +116,10 @@ def _hidden() -> list[str]:
     `HIDDEN_FILES` with an empty file (a bind of /dev/null cannot be read there: bwrap's
     binds are nodev)."""
     argv: list[str] = []
-    for path in HIDDEN_FOLDERS:   # bwrap cannot make a mount point in /proc: existing only
-        if os.path.isdir(path):
+    for path in HIDDEN_FOLDERS:
+        # bwrap's --dev always makes /dev/pts; a /proc entry is there where the host's kernel
+        # has it, and bwrap cannot make a mount point in /proc
+        if path == "/dev/pts" or os.path.isdir(path):
             argv += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
     for path in HIDDEN_FILES:
         if os.path.isfile(path):
