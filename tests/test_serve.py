@@ -181,12 +181,15 @@ def tar_of(entries: list[tarfile.TarInfo], contents: dict[str, bytes]) -> bytes:
 
 
 def sign_in(browser, service: Service, name: str) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
     browser.get(service.url + "/login")
     browser.find_element(By.ID, "token").send_keys(service.tokens[name])
     browser.find_element(By.ID, "sign-in").click()
-    WebDriverWait(browser, 30).until(
+    # The login page has a `.who` too: found just before the next page replaces it, it is
+    # stale by the time its text is read; the wait tries again.
+    WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda driver: f"signed in as {name}" in driver.find_element(By.CSS_SELECTOR,
                                                                       ".who").text)
 
