@@ -24,6 +24,7 @@ from arena.bot_errors import BotError
 from arena.clock import TimeControl
 from arena.errors import ArenaError, HostError
 from arena.match import StrategySeat, play_match
+from arena.sandbox import log_lines
 from engine import records, registry
 
 PASS, FAIL, SKIP = "pass", "FAIL", "skip"
@@ -206,7 +207,7 @@ def _excerpt(logs: Path) -> str:
     """The last lines of every log in `logs` (the bot's stderr)."""
     parts = []
     for path in sorted(logs.glob("*.log")):
-        lines = path.read_text(errors="replace").splitlines()[-EXCERPT_LINES:]
+        lines = log_lines(path)[-EXCERPT_LINES:]
         if lines:
             parts.append(f"--- {path.name} (last {len(lines)} lines)\n" + "\n".join(lines))
     return "\n".join(parts) or "(the bot wrote nothing to stderr)"

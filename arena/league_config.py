@@ -94,6 +94,10 @@ class RunPlan:
     sandbox: bool = True
     log_dir: str | None = None
     """Where bot processes' stderr logs go (one file per bot version)."""
+    log_names: tuple[tuple[str, str], ...] = ()
+    """(bot name, log file name in `log_dir`) for bots whose log is not named after their
+    manifest name and version: the service keeps one log per author and version, since two
+    authors may submit byte-identical bots."""
 
 
 # -- from a file and flags ----------------------------------------------------------------------

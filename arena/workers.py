@@ -65,6 +65,8 @@ class SeatSource:
             self.host = self.stack.enter_context(BotHost(
                 unsafe_no_sandbox=not plan.sandbox, log_dir=plan.log_dir,
                 fresh_per_match=plan.fresh_bots))
+            for name, log_name in plan.log_names:
+                self.host.log_names[self.specs[name]] = log_name
 
     def seats(self, names: Sequence[str]) -> list[Seat]:
         """One seat per name; close them after the match (that returns bots to the pool).

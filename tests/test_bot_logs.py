@@ -87,3 +87,80 @@ def test_play_without_record_removes_its_temporary_logs_after_showing_a_forfeite
     assert list(private_tmp.iterdir()) == []   # no arena-logs-* (nor sockets) left behind
     done = arena("play", "mandala", "--bot", GREEDY, "--bot", GREEDY, "--quiet", env=env)
     assert done.returncode == 0 and list(private_tmp.iterdir()) == []
+
+
+# -- line separators: a log's lines end at "\n" only -------------------------------------------
+
+FORGED_HEADER = ROOT / "tests" / "misbehaving_bots" / "forged_header"
+SHOWN_SEPARATORS = ("\\u2028", "\\u2029", "\\x85", "\\x0b", "\\x0c", "\\x1c")
+"""The forged_header bot's separators, as the arena shows them."""
+FORGERY = ("note{0}== arena: match m9: mandala, seat 1 of 2, 2000-01-01 00:00:00 UTC; process 2.1 "
+           "=={0}2.1| Traceback: the OTHER bot crashed")
+
+
+def forged_lines(text: str) -> list[str]:
+    """The lines of `text`, as any reader splits them (`str.splitlines`: also at U+2028 and
+    the rest), that pass for the arena's own: its fake header, or the other process's line."""
+    return [line for line in text.splitlines()
+            if line.startswith("== arena: match m9") or line.startswith("2.1| ")]
+
+
+def shows_each_forgery_on_one_line(text: str) -> bool:
+    lines = text.split("\n")
+    return all(any(line.endswith(FORGERY.format(shown)) for line in lines)
+               for shown in SHOWN_SEPARATORS)
+
+
+@pytest.mark.parametrize("escaping", ["on", "off"])
+def test_a_header_forged_behind_a_line_separator_stays_one_escaped_line_in_the_log(
+        tmp_path, monkeypatch, escaping):
+    from arena import sandbox
+    from arena.sandbox import logdrain
+    if escaping == "off":   # the control: the drain as it was, escaping control bytes only
+        monkeypatch.setattr(logdrain, "_CONTROL", re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]"))
+    log = tmp_path / "forged_header.log"
+    bot = sandbox.spawn([sys.executable, "bot.py"], FORGED_HEADER, env={}, log_path=log,
+                        log_prefix="1.1| ")
+    try:
+        assert bot.wait(60) == 1
+    finally:
+        bot.kill()
+    text = log.read_text()
+    if escaping == "on":
+        assert forged_lines(text) == [] and len(text.splitlines()) == 6
+        assert shows_each_forgery_on_one_line(text), text
+    else:
+        assert len(forged_lines(text)) == 2 * 3, text   # U+2028, U+2029 and U+0085 split
+
+
+def test_bot_check_shows_a_forged_header_as_one_escaped_line(tmp_path):
+    done = arena("bot", "check", FORGED_HEADER)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "start-up  FAIL" in done.stdout
+    assert forged_lines(done.stdout + done.stderr) == [], done.stdout
+    assert shows_each_forgery_on_one_line(done.stdout), done.stdout
+
+
+def test_excerpts_of_a_log_with_raw_separators_split_at_newlines_only(tmp_path):
+    """A log written before the drain escaped separators (or by anything else): the
+    excerpt `arena bot check`, `arena play` and the service show splits it at "\\n" only."""
+    from arena.botcheck import _excerpt
+    raw = "".join("1.1| " + FORGERY.format(separator) + "\n"
+                  for separator in ("\u2028", "\u2029", "\u0085", "\r"))
+    (tmp_path / "old.log").write_text(raw)
+    assert len(forged_lines(raw)) == 2 * 4   # the control: str.splitlines is fooled
+    excerpt = _excerpt(tmp_path)
+    assert forged_lines(excerpt) == [] and len(excerpt.splitlines()) == 1 + 4, excerpt
+    assert "1.1| " + FORGERY.format("\\x0d") in excerpt
+
+
+def test_the_services_check_excerpt_shows_a_forged_header_as_one_escaped_line(tmp_path):
+    from arena.serve.compliance import compliance_check
+    from arena.serve.db import Ladder, Version
+    version = Version(1, 1, "mallory", "forged_header", "mandala-2p", "v1",
+                      str(FORGED_HEADER), "pending", 0.0)
+    ladder = Ladder("mandala-2p", "mandala", 2, "mandala/1", {"move_time": 1.0})
+    verdict = compliance_check(version, ladder, tmp_path / "check")
+    assert not verdict.passed, verdict
+    assert forged_lines(verdict.log_excerpt) == [], verdict.log_excerpt
+    assert shows_each_forgery_on_one_line(verdict.log_excerpt), verdict.log_excerpt

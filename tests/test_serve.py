@@ -32,15 +32,21 @@ CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    where = tmp_path_factory.mktemp("serve")
+def started_service(where: Path) -> Service:
+    """A service started with a fresh data folder in `where` and two authors, alice and bob
+    (their tokens in `tokens`)."""
     running = Service(where / "data", free_port(), where / "serve.log",
                       ["--workers", "1", "--move-time", "0.5",
                        "--submissions-per-hour", str(SUBMISSIONS_PER_HOUR)])
     for name in ("alice", "bob"):
         running.add_author(name)
     running.start()
+    return running
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    running = started_service(tmp_path_factory.mktemp("serve"))
     yield running
     running.stop()
 
@@ -80,7 +86,8 @@ def sign_in(browser, service: Service, name: str) -> None:
     browser.get(service.url + "/login")
     browser.find_element(By.ID, "token").send_keys(service.tokens[name])
     browser.find_element(By.ID, "sign-in").click()
-    # The element found may belong to the login page the redirect is replacing: look again.
+    # The login page has a `.who` too: found just before the next page replaces it, it is
+    # stale by the time its text is read; the wait tries again.
     WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda driver: f"signed in as {name}" in driver.find_element(By.CSS_SELECTOR,
                                                                       ".who").text)

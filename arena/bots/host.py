@@ -18,9 +18,10 @@ process is started before its next match, so is one that has used half its CPU-t
             record = play_match("mandala", 2, {}, seed, [a, b], TimeControl(move_time=1.0))
 
 Logs: one file per bot version in the host's `log_dir` (a temporary folder, removed by
-`close`, when none is given), capped in size. Every match a process plays starts with a header
-line the arena writes, `== arena: match ID: GAME, seat S of N, TIME; process TAG ==`, and every
-line the bot prints comes as `TAG| ...`: its header can be found, and none faked.
+`close`, when none is given), capped in size, named after the version unless `log_names`
+names it otherwise. Every match a process plays starts with a header line the arena writes,
+`== arena: match ID: GAME, seat S of N, TIME; process TAG ==`, and every line the bot prints
+comes as `TAG| ...`: its header can be found, and none faked.
 
 The one busy thread per bot is gRPC's handler of the bot's Play stream: it sends what the seat
 puts in the bot's outbox and, after an act, reads the one reply into the bot's reply queue,
@@ -432,6 +433,9 @@ class BotHost:
         self._idle: list[BotProcess] = []   # released processes, least recently used first
         self._all: set[BotProcess] = set()
         self._match_ids = itertools.count(1)
+        self.log_names: dict[BotSpec, str] = {}
+        """Log file names (relative to `log_dir`) of bots whose log is not `log_path`'s
+        default: the service's, one per author and version."""
 
     def seat(self, spec: BotSpec, lane: int | None = None) -> BotSeat:
         """A seat for `spec`, reusing an idle process of that spec and `lane` if there is one.
@@ -482,8 +486,10 @@ class BotHost:
     def log_path(self, spec: BotSpec) -> Path:
         """The log of every process of `spec`: one per bot version, kept across restarts; the
         sandbox caps it (it counts what the file already holds), so a bot that crashes every
-        match cannot grow it."""
-        return self.log_dir / f"{spec.name}-{spec.version}.log"
+        match cannot grow it. Named `NAME-VERSION.log`, or as `log_names` says."""
+        path = self.log_dir / self.log_names.get(spec, f"{spec.name}-{spec.version}.log")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
 
     # -- for BotSeat and BotProcess ----------------------------------------------------------------
     def _start(self, spec: BotSpec, budget: float, lane: int | None = None,

@@ -12,6 +12,7 @@ This module does not import gRPC: checking a league's bots costs no server.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -89,10 +90,22 @@ class BotSpec:
 
 
 def folder_hash(folder: Path) -> str:
-    """A short hash of every file's path and bytes (caches excluded)."""
+    """A short hash of every file's path and bytes, and of every symbolic link's path and
+    text (caches excluded).
+
+    Links are never followed: one pointing out of the folder would make the arena read what it
+    points to into the hash (another author's bot, a device that never ends), and in the
+    sandbox, where the folder is all a bot has of its own, it can only lead to what every bot
+    sees. So a link is versioned by its text: changing the link changes the version, changing
+    what it points to does not. A folder without links hashes as it always has."""
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+    for path in sorted(folder.rglob("*")):   # rglob does not descend into linked folders
+        if "__pycache__" in path.parts or path.suffix == ".pyc":
+            continue
+        if path.is_symlink():
+            digest.update(str(path.relative_to(folder)).encode() + b"\0-> ")
+            digest.update(os.fsencode(os.readlink(path)) + b"\0")
+        elif path.is_file():
             digest.update(str(path.relative_to(folder)).encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]

@@ -13,6 +13,7 @@ from arena.cli import main
 from arena.errors import ArenaError
 from arena.keys import installation_key, random_seed
 from arena.match import Ended, Forfeited, Moved, Seat, StrategySeat, play_match
+from arena.sandbox import log_lines
 from engine import records, registry
 
 
@@ -123,7 +124,7 @@ def show_forfeiter_log(record: dict, seats: list[Seat], host) -> None:
     if spec is None or not host.log_path(spec).is_file():
         return   # no forfeit, or a built-in bot's
     path = host.log_path(spec)
-    lines = path.read_text(errors="replace").splitlines()[-FORFEIT_LOG_LINES:]
+    lines = log_lines(path)[-FORFEIT_LOG_LINES:]
     click.echo(f"the end of {path.name}, the log of seat {forfeit['seat']}:", err=True)
     click.echo("\n".join(lines), err=True)
 

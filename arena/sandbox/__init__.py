@@ -2,7 +2,8 @@
 
 Knows nothing of games or gRPC. The public names, `from arena import sandbox`:
 `sandbox.spawn(argv, bot_dir, ...)` -> `SandboxedProcess`, `Limits`, `available()`,
-`require()`, `running(pid)`, the errors `SandboxUnavailable` and `SandboxError`.
+`require()`, `running(pid)`, `log_text(path)` and `log_lines(path)` (a bot log read back,
+for excerpts), the errors `SandboxUnavailable` and `SandboxError`.
 
 One module per part: `mounts` (what a bot sees: the bwrap command line and its /etc), `init`
 (the bot's init inside the sandbox: cgroups joined, rlimits, uid dropped, orphans reaped),
@@ -16,10 +17,11 @@ from arena.sandbox.doctor import available, protections, require
 from arena.sandbox.errors import SandboxError, SandboxUnavailable
 from arena.sandbox.limits import GiB, MiB, Limits
 from arena.sandbox.logdrain import LOG_CHUNK as _LOG_CHUNK
+from arena.sandbox.logdrain import log_lines, log_text
 from arena.sandbox.mounts import BOT_DIR, LIB_DIR
 from arena.sandbox.process import BOT_GID, SandboxedProcess, spawn
 from arena.sandbox.proctree import running
 
 __all__ = ["BOT_DIR", "BOT_GID", "GiB", "LIB_DIR", "Limits", "MiB", "SandboxError",
-           "SandboxUnavailable", "SandboxedProcess", "available", "protections", "require",
-           "running", "spawn"]
+           "SandboxUnavailable", "SandboxedProcess", "available", "log_lines", "log_text",
+           "protections", "require", "running", "spawn"]

@@ -145,7 +145,9 @@ def protections() -> list[Protection]:
     try:
         program = seccomp.filter_program()
         detail = (f"{len(seccomp.DENIED)} system calls and namespace flags of clone/unshare "
-                  f"denied with EPERM, clone3 with ENOSYS")
+                  f"denied with EPERM, clone3 with ENOSYS; channels between bots closed: "
+                  f"{len(seccomp.CHANNELS)} calls, {len(seccomp.CHANNEL_ARGS)} argument "
+                  f"rules, socket families but {', '.join(seccomp.SOCKET_FAMILIES)}")
         problem = bwrap and unavailable is None and _bwrap_fails(
             bwrap, ("--seccomp", DATA_FD), ("true",), program)
         rows.append(Protection("seccomp", not problem, problem or detail, needed=True))

@@ -1,5 +1,10 @@
 """Copies a bot's output from its pipe into its log, whole lines behind the process's prefix,
-up to a cap, and discards the rest."""
+up to a cap, and discards the rest; `log_text` and `log_lines` read a log back.
+
+A log's lines end at "\n" and nowhere else: every other character that Python's
+`str.splitlines` (or a terminal, or a browser) breaks a line at is written as visible text, so
+no bot can start a line of its own that passes for one the arena writes (`== arena: ... ==`).
+"""
 from __future__ import annotations
 
 import errno
@@ -17,10 +22,10 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
     one truncation note, then discards the rest until the pipe closes.
 
     The log gets whole lines only, each starting with `prefix`, one write per batch of lines
-    (an unfinished line waits for its end, or is cut at LOG_CHUNK bytes), control bytes shown
-    as text. So lines the arena writes into the log (match headers, which never start with a
-    prefix) stand on lines of their own, and nothing a bot prints can pass for one of them,
-    not even on a terminal.
+    (an unfinished line waits for its end, or is cut at LOG_CHUNK bytes), control bytes and
+    the line separators U+0085, U+2028 and U+2029 shown as text. So lines the arena writes
+    into the log (match headers, which never start with a prefix) stand on lines of their
+    own, and nothing a bot prints can pass for one of them, not even on a terminal.
 
     Other processes of the same bot (the same bot in two seats, other league workers) may
     append to the same log at the same time, so its size is read again before every chunk:
@@ -40,7 +45,7 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
                 lines.append(pending)
                 pending = b""
             if lines:   # cut at the cap: prefixes must not let many short lines overshoot it
-                batch = b"".join(prefix + _CONTROL.sub(_shown_byte, line) + b"\n"
+                batch = b"".join(prefix + _CONTROL.sub(_shown_bytes, line) + b"\n"
                                  for line in lines)
                 os.write(log, batch[:max(0, cap - size)])
                 size = os.fstat(log).st_size
@@ -54,13 +59,36 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
         os.close(read_end)
 
 
-_CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
-"""Control bytes but tab and newline: a carriage return or a terminal escape in a bot's line
-could hide its prefix on a screen, so they are written as visible `\\xNN` text."""
+_CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+"""Control bytes but tab and newline, and the UTF-8 of the line separators U+0085, U+2028 and
+U+2029: a carriage return, a terminal escape or a separator in a bot's line could hide its
+prefix on a screen or start a line of its own for a reader that splits on it, so they are
+written as visible `\\xNN` or `\\uNNNN` text."""
+_SEPARATORS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+"""What `str.splitlines` breaks a line at, but "\\n"."""
 
 
-def _shown_byte(match: re.Match) -> bytes:
-    return b"\\x%02x" % match[0][0]
+def _shown(character: str) -> str:
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _shown_bytes(match: re.Match) -> bytes:
+    return _shown(match[0].decode("utf-8", "surrogateescape")).encode()
+
+
+def log_text(path: str | os.PathLike) -> str:
+    """A log's text as readers should show it: bad bytes replaced, no newline translated (a
+    text-mode read would turn a lone carriage return into one), and every character that
+    `str.splitlines` breaks at but "\\n" shown as text, like the drain's (for a log written
+    before the drain escaped them all): so its lines are its "\\n" lines, however split."""
+    text = Path(path).read_bytes().decode(errors="replace")
+    return _SEPARATORS.sub(lambda match: _shown(match[0]), text)
+
+
+def log_lines(path: str | os.PathLike) -> list[str]:
+    """The lines of a log (see `log_text`)."""
+    return log_text(path).splitlines()
 
 
 def _discard_all(read_end: int) -> None:

@@ -9,6 +9,11 @@ bots can import `arena.sdk`, `arena.v1` and the rules the SDK's strategies use, 
 write access to the mount). Visible, writable: a private size-capped tmpfs at `/tmp` (also
 HOME) and at `/dev/shm`, and any `bind_rw` folders, at their host paths. Nothing else of the
 host: no other bot, no results, no home, no repository root.
+
+Hidden, though bubblewrap's own /proc and /dev would show them (`HIDDEN_FOLDERS`,
+`HIDDEN_FILES`): /proc/sys (the boot id, `kernel/pty/nr` and every other counter the host
+shares between sandboxes), /proc/cmdline, the host's other counters in /proc, and /dev/pts,
+whose pseudo-terminals come from one pool shared by every sandbox.
 """
 from __future__ import annotations
 
@@ -43,8 +48,24 @@ ETC_ENTRIES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "loc
 configuration and certificates (Node.js reads openssl.cnf at start), the alternatives links
 (`java`, `node` may be one), the JVM's configuration. Copied into the arena's own folder;
 only what every user may read."""
+HIDDEN_FOLDERS = ("/proc/sys", "/proc/pressure", "/dev/pts")
+HIDDEN_FILES = ("/proc/cmdline", "/proc/diskstats", "/proc/vmstat", "/proc/zoneinfo",
+                "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/interrupts", "/proc/softirqs",
+                "/proc/locks", "/proc/key-users")
+"""Host state that /proc and /dev show and no bot needs, covered by an empty read-only tmpfs
+(folders) or an empty file, where the host has it. /proc/sys holds the boot id (which names
+the host) and counters of the whole host (`kernel/pty/nr`: one bot opens ptys, another reads
+the count); so do the others (disk reads, page-cache and free-page counts, interrupts, the
+host's file locks, stall times), each a way for one bot to signal another by loading the
+host. What runtimes read stays (/proc/meminfo, /proc/stat, /proc/cpuinfo, /proc/self). /dev/pts:
+bwrap's --dev makes a private devpts instance, but every instance but the host's draws on one
+pool of `kernel/pty/max - reserve` (3,072) ptys and bwrap cannot set a smaller `max`, so one
+bot opening them all made every other sandbox's openpty() fail; with it covered, /dev/ptmx
+leads nowhere and openpty() fails with ENOENT. No runtime needs a terminal to play."""
 _MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _ETC_PREFIX = "arena-etc-"
+_EMPTY = "empty"
+"""An empty file beside the sandbox's /etc, bound over the `HIDDEN_FILES`."""
 
 
 def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
@@ -65,7 +86,7 @@ def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
         argv += ["--unshare-user", "--disable-userns"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
-    argv += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/usr", "/usr"]
+    argv += ["--dev", "/dev", "--proc", "/proc", *_hidden(), "--ro-bind", "/usr", "/usr"]
     for name in _MERGED_USR:
         host = Path("/") / name
         if host.is_symlink():
@@ -90,6 +111,22 @@ def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
     return argv + ["--"]
 
 
+def _hidden() -> list[str]:
+    """Covers each of `HIDDEN_FOLDERS` with an empty read-only tmpfs and each of
+    `HIDDEN_FILES` with an empty file (a bind of /dev/null cannot be read there: bwrap's
+    binds are nodev)."""
+    argv: list[str] = []
+    for path in HIDDEN_FOLDERS:
+        # bwrap's --dev always makes /dev/pts; a /proc entry is there where the host's kernel
+        # has it, and bwrap cannot make a mount point in /proc
+        if path == "/dev/pts" or os.path.isdir(path):
+            argv += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
+    for path in HIDDEN_FILES:
+        if os.path.isfile(path):
+            argv += ["--ro-bind", str(etc_folder().parent / _EMPTY), path]
+    return argv
+
+
 def users(uid: int, gid: int) -> tuple[bytes, bytes]:
     """The bot's /etc/passwd and /etc/group: root, the bot, nobody."""
     passwd = (f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -103,10 +140,13 @@ def users(uid: int, gid: int) -> tuple[bytes, bytes]:
 def etc_folder() -> Path:
     """The sandbox's /etc: a private folder of this arena process (removed at its exit) with
     copies of the host's `ETC_ENTRIES` that every user may read, a hosts file naming only
-    localhost, and empty passwd and group files over which each bot's own are mounted."""
+    localhost, and empty passwd and group files over which each bot's own are mounted;
+    beside it, the empty file that covers the `HIDDEN_FILES`."""
     _remove_orphan_etc_folders()
     top = Path(tempfile.mkdtemp(prefix=f"{_ETC_PREFIX}{os.getpid()}-"))
     atexit.register(shutil.rmtree, top, True)
+    (top / _EMPTY).write_bytes(b"")
+    os.chmod(top / _EMPTY, 0o444)
     etc = top / "etc"
     etc.mkdir(mode=0o755)
     os.chmod(etc, 0o755)

@@ -9,6 +9,14 @@ fails with ENOSYS instead: its flags sit in memory the filter cannot read, and o
 library falls back to clone, whose flags it can. System calls of other architectures (32-bit
 x86 through int 0x80, x32) kill the process: libseccomp's default for a foreign architecture.
 
+Also denied: the calls that let two processes of bots talk through state the host shares
+between sandboxes, and kernel work a freeze cannot interrupt (`CHANNELS`, `CHANNEL_ARGS`):
+probing and evicting the page cache, file locks, file-access notifications, socket families
+the network namespace does not confine, and populating or pinning memory. Each fails with the
+error the kernel itself gives where the feature is missing (ENOLCK for locks, EAFNOSUPPORT for
+a socket family, EINVAL for unknown advice, EOPNOTSUPP for RWF_NOWAIT, ENOSYS for cachestat),
+so a runtime that tries one takes its usual fallback; EPERM where there is none.
+
 libseccomp is used through ctypes on libseccomp.so.2 (the Debian package libseccomp2, which
 apt itself depends on): the filter is small and built once per arena, and the Python binding
 on PyPI (pyseccomp) is a thin ctypes wrapper of the same library with fewer users.
@@ -47,9 +55,59 @@ NAMESPACE_FLAGS = {
 }
 """clone and unshare fail with EPERM when their flags hold any of these."""
 
+CHANNELS = (
+    # the page cache: mincore and cachestat tell which pages of a file every sandbox sees are
+    # cached, readahead and process_madvise (MADV_PAGEOUT) load and evict them
+    ("mincore", errno.EPERM), ("cachestat", errno.ENOSYS), ("readahead", errno.EINVAL),
+    ("process_madvise", errno.EPERM),
+    # a lock or an inotify watch on a file every sandbox sees is seen by all of them
+    ("flock", errno.ENOLCK), ("inotify_init", errno.EPERM), ("inotify_init1", errno.EPERM),
+    # pinning memory: long kernel work that a freeze waits for, and no honest runtime's need
+    ("mlock", errno.EPERM), ("mlock2", errno.EPERM), ("mlockall", errno.EPERM),
+)
+"""(system call, errno): denied whatever its arguments."""
+
+_ALL = 0xFFFFFFFF
+"""Mask of an int argument: the kernel reads the low 32 bits of the register, so a hostile
+caller's high bits must not let it slip past a comparison."""
+F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 5, 6, 7, 36, 37, 38
+F_SETLEASE, F_NOTIFY = 1024, 1026
+POSIX_FADV_DONTNEED, POSIX_FADV_NOREUSE = 4, 5
+MADV_COLD, MADV_PAGEOUT, MADV_POPULATE_READ, MADV_POPULATE_WRITE, MADV_COLLAPSE = 20, 21, 22, 23, 25
+MAP_POPULATE = 0x8000
+RWF_NOWAIT = 0x8
+CHANNEL_ARGS = (
+    # record and open-file-description locks, leases and directory notifications; F_GETFL,
+    # F_SETFL, F_GETFD, F_SETFD and F_DUPFD (which every runtime uses) stay allowed
+    *(("fcntl", errno.ENOLCK, 1, _ALL, command)
+      for command in (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)),
+    ("fcntl", errno.EPERM, 1, _ALL, F_SETLEASE), ("fcntl", errno.EPERM, 1, _ALL, F_NOTIFY),
+    # evicting a file's pages from the page cache (WILLNEED, which only loads them, as any
+    # read does, stays allowed)
+    ("fadvise64", errno.EINVAL, 3, _ALL, POSIX_FADV_DONTNEED),
+    ("fadvise64", errno.EINVAL, 3, _ALL, POSIX_FADV_NOREUSE),
+    # a read or write that fails when the pages are not cached tells whether they are
+    ("preadv2", errno.EOPNOTSUPP, 5, RWF_NOWAIT, RWF_NOWAIT),
+    ("pwritev2", errno.EOPNOTSUPP, 5, RWF_NOWAIT, RWF_NOWAIT),
+    # evicting pages, and populating or collapsing memory in one long call a freeze waits for
+    *(("madvise", errno.EINVAL, 2, _ALL, advice)
+      for advice in (MADV_COLD, MADV_PAGEOUT, MADV_POPULATE_READ, MADV_POPULATE_WRITE,
+                     MADV_COLLAPSE)),
+    ("mmap", errno.EPERM, 3, MAP_POPULATE, MAP_POPULATE),
+)
+"""(system call, errno, argument, mask, value): denied when `argument & mask == value`."""
+
+SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16}
+"""The socket families a bot may open: Unix sockets (its way to the arena), and the internet
+families and netlink, which its own network namespace confines (a loopback of its own).
+Netlink only as NETLINK_ROUTE (protocol 0: the C library's and libuv's interface lists); the
+other families (AF_VSOCK reaches the hypervisor's host, AF_PACKET, AF_ALG, ...) fail with
+EAFNOSUPPORT, as where the kernel lacks them."""
+_AF_NETLINK = SOCKET_FAMILIES["AF_NETLINK"]
+
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_ACT_ERRNO = 0x00050000
-_SCMP_CMP_MASKED_EQ = 7
+_SCMP_CMP_NE, _SCMP_CMP_GT, _SCMP_CMP_MASKED_EQ = 1, 6, 7
 
 
 def _errno_action(code: int) -> int:
@@ -101,6 +159,7 @@ def filter_program() -> bytes:
                     continue   # clone's low byte is the exit signal; NEWTIME is clone3's
                 _add(lib, ctx, name, _errno_action(errno.EPERM),
                      _ArgCmp(0, _SCMP_CMP_MASKED_EQ, flag, flag))
+        _add_channel_rules(lib, ctx)
         with tempfile.TemporaryFile() as out:
             code = lib.seccomp_export_bpf(ctx, out.fileno())
             if code < 0:
@@ -109,6 +168,25 @@ def filter_program() -> bytes:
             return out.read()
     finally:
         lib.seccomp_release(ctx)
+
+
+def _add_channel_rules(lib: ctypes.CDLL, ctx: int) -> None:
+    """The rules of `CHANNELS`, `CHANNEL_ARGS` and `SOCKET_FAMILIES`."""
+    for name, code in CHANNELS:
+        _add(lib, ctx, name, _errno_action(code))
+    for name, code, arg, mask, value in CHANNEL_ARGS:
+        _add(lib, ctx, name, _errno_action(code), _ArgCmp(arg, _SCMP_CMP_MASKED_EQ, mask, value))
+    # A filter cannot say "not one of these", so the families between and past the allowed
+    # ones are denied one by one, and every value above the highest allowed at once (which
+    # also catches a family whose register has high bits set).
+    highest = max(SOCKET_FAMILIES.values())
+    refused = _errno_action(errno.EAFNOSUPPORT)
+    for family in range(highest):
+        if family not in SOCKET_FAMILIES.values():
+            _add(lib, ctx, "socket", refused, _ArgCmp(0, _SCMP_CMP_MASKED_EQ, _ALL, family))
+    _add(lib, ctx, "socket", refused, _ArgCmp(0, _SCMP_CMP_GT, highest, 0))
+    _add(lib, ctx, "socket", _errno_action(errno.EPROTONOSUPPORT),
+         _ArgCmp(0, _SCMP_CMP_MASKED_EQ, _ALL, _AF_NETLINK), _ArgCmp(2, _SCMP_CMP_NE, 0, 0))
 
 
 def _add(lib: ctypes.CDLL, ctx: int, name: str, action: int, *conditions: _ArgCmp) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from arena.botcheck import CheckRow, check_bot
 from arena.clock import TimeControl
+from arena.sandbox import log_text
 from arena.serve.admission import BOT, HOST, TIMEOUT, Verdict
 from arena.serve.db import Ladder, Version
 
@@ -64,7 +65,7 @@ def check_folder(folder: Path, ladder: Ladder, log_dir: Path) -> Verdict:
         return Verdict(False, f"{failure.check}: {detail}", report.log_excerpt,
                        fault_of(failure))
     # Passed: the author still sees what the bot wrote during its check.
-    log = "".join(path.read_text(errors="replace") for path in sorted(log_dir.glob("*.log")))
+    log = "".join(log_text(path) for path in sorted(log_dir.glob("*.log")))
     return Verdict(True, "passed the compliance check: "
                    + "; ".join(f"{row.check} {row.result}" for row in report.rows),
                    log[-EXCERPT_CHARS:])

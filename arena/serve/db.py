@@ -163,6 +163,17 @@ class Version:
         """How ratings and tables name it: `author/name@` and 8 hex of its content hash."""
         return f"{self.author}/{self.name}@{self.version[:8]}"
 
+    @property
+    def log_name(self) -> str:
+        return log_name(self.author, self.name, self.version)
+
+
+def log_name(author: str, bot: str, version: str) -> str:
+    """The log of an author's bot version, under the data folder's `logs/`: one per author
+    (and its cap too), since two authors may submit byte-identical bots, which would share a
+    log named after the manifest and content hash alone. Names are checked: no path in them."""
+    return f"{author}/{bot}-{version}.log"
+
 
 _VERSION_COLUMNS = ("v.id, v.bot_id, a.name, b.name, v.ladder, v.version, v.folder, v.status, "
                     "v.submitted FROM versions v JOIN bots b ON b.id = v.bot_id "

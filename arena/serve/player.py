@@ -141,7 +141,9 @@ class MatchPlayer(threading.Thread):
         plan = RunPlan(ladder.game, ladder.players, {}, dict(ladder.time_control),
                        tuple(BotEntry(name, version.version, version.folder, (ladder.game,))
                              for name, version in versions.items()),
-                       sandbox=True, log_dir=str(self.log_dir))
+                       sandbox=True, log_dir=str(self.log_dir),
+                       log_names=tuple((name, version.log_name)
+                                       for name, version in versions.items()))
         stored = 0
         finished = self.executors().run(plan, specs)
         try:

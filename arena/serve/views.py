@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.botstats import MatchFacts, OrderEffect, order_effects
-from arena.serve.db import Ladder, ServiceDB
+from arena.sandbox import log_text
+from arena.serve.db import Ladder, ServiceDB, log_name
 
 LOG_TAIL_CHARS = 20_000
 
@@ -208,9 +209,9 @@ def bot_logs(db: ServiceDB, view: BotView) -> list[dict]:
     """The tail of each version's log (stderr of its processes), for its author only."""
     logs = []
     for version in view.versions:
-        path = db.folder / "logs" / f"{view.name}-{version.version}.log"
+        path = db.folder / "logs" / log_name(view.author, view.name, version.version)
         try:
-            text = path.read_text(errors="replace")
+            text = log_text(path)
         except OSError:
             text = ""
         logs.append({"version": version.version, "ladder": version.ladder,
