@@ -45,9 +45,9 @@ def spec(folder: Path) -> BotSpec:
 
 
 class Spinners:
-    """Busy processes outside the arena, four per core: an overloaded machine. Ended by pid."""
+    """Busy processes outside the arena, eight per core: an overloaded machine. Ended by pid."""
 
-    def __init__(self, per_core: int = 4):
+    def __init__(self, per_core: int = 8):
         self.count = per_core * (os.cpu_count() or 1)
         self.processes: list[subprocess.Popen] = []
 
@@ -136,14 +136,22 @@ def test_a_timeout_while_spinners_hold_the_cores_is_voided_not_charged(host):
     idle = play_match("mandala", 2, {}, 5, [host.seat(spec(HUNGRY), lane=0),
                                            host.seat(spec(RANDOM), lane=1)], QUICK)
     assert idle["result"]["end"] == "normal", idle["result"]   # it is on time with its core
+    voided = []
     with Spinners():
-        with pytest.raises(HostOverloaded) as caught:
-            play_match("mandala", 2, {}, 6, [host.seat(spec(HUNGRY), lane=0),
-                                            host.seat(spec(RANDOM), lane=1)], QUICK)
-    measure = caught.value.measure
+        for seed in range(6, 9):   # the scheduler may let a match or two through on time
+            try:
+                record = play_match("mandala", 2, {}, seed, [host.seat(spec(HUNGRY), lane=0),
+                                                             host.seat(spec(RANDOM), lane=1)],
+                                    QUICK)
+            except HostOverloaded as error:
+                voided.append(error)
+                break
+            assert record["result"]["end"] == "normal", record["result"]   # never charged
+    assert voided, "no match was voided under the spinners"
+    measure = voided[0].measure
     assert measure["seat"] == 0 and measure["voided"] is True
     assert measure["share_left"] < 0.75 and measure["others_cpu"] > measure["bot_cpu"]
-    assert "voided, not the bot's loss" in str(caught.value)
+    assert "voided, not the bot's loss" in str(voided[0])
 
 
 @pytest.mark.parametrize("loaded", [False, True], ids=["idle machine", "loaded machine"])

@@ -47,7 +47,8 @@ def test_a_new_store_keeps_config_bots_and_plan(tmp_path):
 
 
 def test_each_finished_match_is_stored_with_its_record_and_outcome(tmp_path):
-    specs = expand(["ada", "bob"], players=2, deals=2, seed=7, key=KEY)
+    # Mirrored: the two seatings of the first deal share it, as their outcomes must say.
+    specs = expand(["ada", "bob"], players=2, deals=2, seed=7, key=KEY, seating="mirrored")
     with new_store(tmp_path) as store:
         store.add_match(finished(specs[1], ranks=(2, 1)))
         store.add_match(finished(specs[0], forfeit=1))

@@ -158,7 +158,7 @@ def orphans() -> dict[str, list[str]]:
                     and not running(int(owner))):
                 found.setdefault(child.name, []).append(str(child))
     if found:
-        reaping = reaper.watched()
+        reaping = reaper.reapers()
         found = {name: groups for name, groups in found.items()
                  if int(name.partition("-")[0]) not in reaping}
     return found
@@ -176,7 +176,8 @@ def sweep_orphans() -> Sweep:
         processes += killed
     sweep = Sweep(tuple(sorted(owners)), cgroups, processes)
     if owners:
-        _log.warning("%s", sweep)
+        # Bots that outlived their arena are news; empty cgroups left behind are tidying.
+        _log.log(logging.WARNING if processes else logging.INFO, "%s", sweep)
         swept.append(sweep)
     return sweep
 

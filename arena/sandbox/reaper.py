@@ -6,9 +6,10 @@ Ray actor killed) nothing would ever thaw them: they and their cgroups would sta
 machine reboots. Two things prevent it:
 
 - `watch(folders)`: the first time an arena process makes a bot cgroup it starts a reaper,
-  a small process of its own session that waits for the arena process to end (a pidfd), then
-  kills the processes of every bot cgroup that process made (`<pid>-<n>`), thaws them so the
-  kill lands, and removes the cgroups. It outlives the arena by the moment this takes.
+  a small process of its own session (and no child of the arena: it forks away from its
+  launcher) that waits for the arena process to end (a pidfd), then kills the processes of
+  every bot cgroup that process made (`<pid>-<n>`), thaws them so the kill lands, and removes
+  the cgroups. It outlives the arena by the moment this takes.
 - `end_bot_cgroups(...)`, which the next arena command runs too (`cgroups.sweep_orphans`) for
   any bot cgroup whose owner is gone, should the reaper have been killed with the arena.
 
@@ -103,10 +104,10 @@ def owned_by(folders: list[str], owner: int) -> dict[str, list[str]]:
     return found
 
 
-def watched() -> set[int]:
-    """The arena pids whose reapers are running now (those are left to their reapers)."""
+def reapers() -> dict[int, int]:
+    """Arena pid -> the pid of its reaper, for the reapers running now."""
     script = os.path.abspath(__file__).encode()
-    owners = set()
+    found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -116,8 +117,8 @@ def watched() -> set[int]:
         except OSError:
             continue
         if len(argv) > 4 and argv[3] == script and argv[4].isdigit():
-            owners.add(int(argv[4]))
-    return owners
+            found[int(argv[4])] = int(entry)
+    return found
 
 
 # -- the arena's side ---------------------------------------------------------------------------
@@ -135,35 +136,57 @@ def watch(folders: list[str]) -> None:
             return
         # -I -S: an isolated interpreter that starts in milliseconds; a session of its own, so
         # the terminal's Ctrl-C and a kill of the arena's process group leave it to its job.
-        subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__),
-                          str(os.getpid()), *folders],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+        launcher = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__),
+                                     str(os.getpid()), *folders],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, close_fds=True,
+                                    start_new_session=True)
+        try:
+            launcher.wait(timeout=10)   # it forks the reaper and exits at once
+        except subprocess.TimeoutExpired:
+            pass
         _started_for = os.getpid()
 
 
 # -- the reaper's side --------------------------------------------------------------------------
 
-def _wait_for_end(owner: int) -> None:
-    """Returns once process `owner` (this reaper's parent) has ended."""
+def _start_time(pid: int) -> str | None:
+    text = _read(f"/proc/{pid}/stat")
+    fields = text[text.rfind(")") + 2:].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _watch_owner(owner: int):
+    """Something to wait on until process `owner` (the launcher's parent) has ended: its
+    pidfd, or (without pidfds) its start time, which names it even once its pid is reused.
+    None when it has ended already."""
     try:
         pidfd = os.pidfd_open(owner)
     except (OSError, AttributeError):
         pidfd = None
-    if os.getppid() != owner:   # it ended before the pidfd was open (or a reused pid)
+    if os.getppid() != owner:   # it ended before the pidfd was open
+        return None
+    return pidfd if pidfd is not None else ("start", _start_time(owner))
+
+
+def _wait_for_end(owner: int, watch) -> None:
+    if isinstance(watch, int):
+        select.select([watch], [], [])
         return
-    if pidfd is None:
-        while os.getppid() == owner:
-            time.sleep(0.2)
-        return
-    select.select([pidfd], [], [])
+    while watch is not None and _start_time(owner) == watch[1]:
+        time.sleep(0.2)
 
 
 def main(argv: list[str]) -> None:
     for number in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)   # outlives the arena, and only by its job
     owner, folders = int(argv[0]), argv[1:]
-    _wait_for_end(owner)
+    watch = _watch_owner(owner)
+    # Not a child of the arena process: whatever ends the arena and its children together
+    # (Ray ends a dead worker's children, a service manager its unit's) leaves the reaper be.
+    if os.fork() != 0:
+        os._exit(0)
+    _wait_for_end(owner, watch)
     for groups in owned_by(folders, owner).values():
         end_bot_cgroups(groups)
 
