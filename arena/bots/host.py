@@ -72,6 +72,7 @@ LOG_HEADER = "== arena:"   # starts the arena's own lines in a bot log (one per 
 LOG_PREFIX_END = "| "      # a bot's lines in its log start with its process tag and this
 EXIT_GRACE = 1.0   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
 # (0.2 s misread crashes as hang-ups on a loaded machine: a sandboxed tree takes a while to end)
+STARTUP_WARN_SHARE = 1 / 3   # a start-up longer than this share of its budget is warned of
 RETIRE_CPU_SHARE = 0.5  # a pooled process past this share of its CPU-time limit is replaced
 CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 MAX_CONNECTIONS = 8     # connections one bot may hold to its server; more are closed at once
@@ -142,6 +143,13 @@ class BotProcess:
                 self.kill()
                 raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
                                                  f"of {budget:g} s (its stderr: {self.log_path})")
+        took = time.monotonic() - (deadline - budget)
+        if took > budget * STARTUP_WARN_SHARE:
+            # Start-up time varies with the machine's load: a bot near its limit here
+            # forfeits on a busier machine, so its author hears of it before that happens.
+            log.warning(f"bot {self.spec.name} took {took:.2f} s to start, more than a third "
+                        f"of its start-up allowance of {budget:g} s: on a busier machine it "
+                        "may forfeit (load less before run(), or give --startup-time)")
         self.mark_run_queue()   # a start-up on a busy machine is not a move
         self.rest()
 
