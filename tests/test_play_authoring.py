@@ -133,15 +133,19 @@ def test_one_seed_story_names_both_seeds_and_a_command_that_replays_the_match(tm
 
 @needs_sandbox
 def test_a_bot_that_takes_most_of_its_start_up_allowance_is_warned_of(tmp_path):
+    # Sleeps 2.5 s of an allowance of 6 s: over the third (2 s), well inside the limit.
     bot = shutil.copytree(ROOT / "tests" / "misbehaving_bots" / "slow_start", tmp_path / "bot")
-    (bot / "bot.toml").write_text('name = "slow_start"\ncommand = ["python3", "bot.py", "1.2"]'
+    (bot / "bot.toml").write_text('name = "slow_start"\ncommand = ["python3", "bot.py", "2.5"]'
                                   '\ngames = ["mandala"]\n')
-    result = run("play", "mandala", "--bot", bot, "--bot", "random", "--startup-time", "3",
-                 "--quiet")
-    assert result.exit_code == 0, result.stderr
-    warnings = [line for line in result.stderr.splitlines() if "to start" in line]
-    assert len(warnings) == 1
-    assert "more than a third of its start-up allowance of 3 s" in warnings[0]
+    for command in (("play", "mandala", "--bot", bot, "--bot", "random", "--quiet"),
+                    ("bot", "check", bot)):
+        result = run(*command, "--startup-time", "6")
+        assert result.exit_code == 0, result.output
+        warnings = [line for line in result.stderr.splitlines() if "to start" in line]
+        assert warnings, result.stderr
+        assert all("more than a third of its start-up allowance of 6 s" in line
+                   for line in warnings)
+    # A quick bot with a generous allowance is not warned of.
     quick = run("play", "mandala", "--bot", SAMPLE_BOTS / "random", "--bot", "random",
-                "--quiet")
-    assert "to start" not in quick.stderr
+                "--quiet", "--startup-time", "30")
+    assert quick.exit_code == 0 and "to start" not in quick.stderr
