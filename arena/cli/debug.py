@@ -44,7 +44,7 @@ def debug_command(ctx, source, ply, folder, match_id, move_time, bot_seed, unsaf
                f"(in the record: {result.recorded_bot}); asking {result.bot}, "
                f"{result.time_control.describe()}")
     click.echo("observation (as the bot receives it):")
-    click.echo(textwrap.indent(json.dumps(result.observation, indent=2), "  "))
+    click.echo(textwrap.indent(readable_json(result.observation), "  "))
     click.echo(f"legal moves ({len(result.legal_moves)}): {', '.join(result.legal_moves)}")
     click.echo(f"recorded then: {result.recorded}")
     took = "" if result.seconds is None else f"  [{result.seconds * 1000:.1f} ms]"
@@ -57,3 +57,17 @@ def debug_command(ctx, source, ply, folder, match_id, move_time, bot_seed, unsaf
     for line in result.log_lines:
         click.echo(f"  {line}")
     ctx.exit(0 if result.legal else 1)
+
+
+def readable_json(value, indent: str = "") -> str:
+    """JSON with one key per line but each list of plain values on one line: a hand of
+    cards reads as a hand, not as a column."""
+    inner = indent + "  "
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(key)}: {readable_json(item, inner)}"
+                 for key, item in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value):
+        items = [inner + readable_json(item, inner) for item in value]
+        return "[\n" + ",\n".join(items) + f"\n{indent}]"
+    return json.dumps(value)
