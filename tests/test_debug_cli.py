@@ -3,6 +3,9 @@ on a normal move and on a forfeit, from a record file and from a JSON Lines expo
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -131,3 +134,20 @@ def test_the_end_of_a_normal_match_is_no_decision(tmp_path):
     result = run("debug", tmp_path / "match.json", "--ply", end, "--bot", GREEDY)
     assert result.exit_code == 2
     assert f"ply {end} is the end of the match" in result.output
+
+
+@pytest.mark.parametrize("args, says", [
+    (["missing.json", "--ply", "1", "--bot", str(GREEDY)], "cannot read the record missing.json"),
+    (["{record}", "--ply", "1", "--bot", "no-such-bot"], "bot folder"),
+    (["{record}", "--bot", str(GREEDY)], "Missing option '--ply'"),
+])
+def test_bad_input_from_the_shell_is_one_line_exit_2_no_traceback(tmp_path, args, says):
+    play(tmp_path, "match.json", "random", "greedy")
+    args = [arg.format(record=tmp_path / "match.json") for arg in args]
+    done = subprocess.run(
+        [sys.executable, "-c", "from arena.cli import main; main(prog_name='arena')", "debug",
+         *args], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})   # this checkout's arena, not another
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("arena: error: ")
+    assert says in done.stderr
