@@ -27,7 +27,7 @@ from typing import Any, Mapping
 from arena import wire
 from arena.bot_errors import BotError
 from arena.bots.manifest import BotSpec
-from arena.clock import SeatClock, TimeControl
+from arena.clock import MoveClock, SeatClock, TimeControl
 from arena.errors import ArenaError
 from arena.match import MatchInfo
 from arena.sandbox import log_lines
@@ -51,6 +51,7 @@ class DebugResult:
     observation: dict           # as the bot's SDK hands it to act(): every field, even empty
     legal_moves: list[str]
     time_control: TimeControl
+    clock: MoveClock            # the seat's clock at that ply, as the act carries it
     move: str | None            # what the bot answers now (None: no usable answer)
     error: str | None           # why there is none: "REASON: problem", as a forfeit says
     seconds: float | None       # how long the answer took
@@ -110,7 +111,7 @@ def debug_position(record: Mapping[str, Any], ply: int, folder: str | Path, *,
         error = error.replace(f" (its stderr: {log_dir}/{spec.name}-{spec.version}.log)", "")
     return DebugResult(ply=ply, seat=seat, game=read.game.id,
                        bot=f"{spec.name} ({spec.version})", recorded_bot=read.players[seat],
-                       observation=received, legal_moves=legal_moves, time_control=control,
+                       observation=received, legal_moves=legal_moves, time_control=control, clock=clock,
                        move=move, error=error, seconds=seconds, log_lines=lines,
                        recorded=recorded_at(read, ply))
 
@@ -149,7 +150,7 @@ def recorded_at(read: records.Record, ply: int) -> str:
 
 
 def _seat_clock(record: Mapping[str, Any], read: records.Record, seat: int, ply: int,
-                control: TimeControl):
+                control: TimeControl) -> MoveClock:
     """The seat's clock at `ply`: with a bank, what the seat's recorded times left of it."""
     clock = SeatClock(control)
     times = record.get("times")

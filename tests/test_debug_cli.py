@@ -151,3 +151,19 @@ def test_bad_input_from_the_shell_is_one_line_exit_2_no_traceback(tmp_path, args
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("arena: error: ")
     assert says in done.stderr
+
+
+def test_the_bot_gets_the_clock_its_seat_had_at_that_ply(tmp_path, talker):
+    path = tmp_path / "bank.json"
+    result = run("play", "mandala", "--seed", "5", "--tc", "5+0.25", "--record", path,
+                 "--quiet", "--bot", "random", "--bot", talker)
+    assert result.exit_code == 0, result.output
+    record = json.loads(path.read_text())
+    ply = [index for index, (seat, _) in enumerate(record["moves"]) if seat == 1][4]
+    spent = sum(seconds for (seat, _), seconds in zip(record["moves"][:ply], record["times"])
+                if seat == 1)
+    result = debug_position(record, ply, talker)
+    assert result.legal and result.clock.move_limit is None
+    assert result.clock.remaining == pytest.approx(5 - spent + 4 * 0.25)
+    shown = run("debug", path, "--ply", ply, "--bot", talker)
+    assert f"bank left {result.clock.remaining:.3f} s" in shown.output

@@ -46,6 +46,7 @@ def debug_command(ctx, source, ply, folder, match_id, move_time, bot_seed, unsaf
     click.echo("observation (as the bot receives it):")
     click.echo(textwrap.indent(readable_json(result.observation), "  "))
     click.echo(f"legal moves ({len(result.legal_moves)}): {', '.join(result.legal_moves)}")
+    click.echo(f"clock: {_clock_text(result.clock)}")
     click.echo(f"recorded then: {result.recorded}")
     took = "" if result.seconds is None else f"  [{result.seconds * 1000:.1f} ms]"
     if result.legal:
@@ -57,6 +58,14 @@ def debug_command(ctx, source, ply, folder, match_id, move_time, bot_seed, unsaf
     for line in result.log_lines:
         click.echo(f"  {line}")
     ctx.exit(0 if result.legal else 1)
+
+
+def _clock_text(clock) -> str:
+    """The act's clock as the bot's SDK gives it (seconds; "none" where there is no limit)."""
+    def seconds(value) -> str:
+        return "none" if value is None or value == float("inf") else f"{value:.3f} s"
+    return (f"allowed {seconds(clock.allowed)}, move limit {seconds(clock.move_limit)}, "
+            f"bank left {seconds(clock.remaining)}")
 
 
 def readable_json(value, indent: str = "") -> str:
