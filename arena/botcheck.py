@@ -85,13 +85,15 @@ def check_bot(folder: str | Path, games: Sequence[str] | None = None, *,
               time_control: TimeControl | None = None,
               players: Sequence[int] | None = None, self_play: bool = True,
               on_row: Callable[[CheckRow], None] | None = None,
-              keep: str | Path | None = None) -> CheckReport:
+              keep: str | Path | None = None,
+              warn_slow_start: bool = False) -> CheckReport:
     """Checks the bot in `folder` in `games` (default: every game it declares), at every
     player count (or only `players`); never raises for the bot's faults, only reports them.
 
     Bot logs go to `log_dir` (kept), else to a temporary folder removed afterwards (the
     report keeps the end of the log when a check failed). `keep` is a folder that keeps
     both the logs and every match's record (`MATCH.json`, named in its row).
+    `warn_slow_start` warns of a start-up over a third of its budget (see BotHost).
     `on_row` sees each row as soon as its check is done (for progress).
     """
     report = CheckReport(Path(folder), on_row=on_row)
@@ -113,7 +115,8 @@ def check_bot(folder: str | Path, games: Sequence[str] | None = None, *,
         except OSError as error:
             raise ArenaError(f"cannot make the folder {keep}: {error.strerror}") from None
         log_dir = keep
-    with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir) as host:
+    with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir,
+                 warn_slow_start=warn_slow_start) as host:
         if _startup(report, host, spec, time_control):
             for index, match in enumerate(plan):
                 _play(report, host, spec, match, CHECK_SEED + index, time_control, keep)

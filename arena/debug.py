@@ -88,7 +88,8 @@ def debug_position(record: Mapping[str, Any], ply: int, folder: str | Path, *,
     log_dir = Path(tempfile.mkdtemp(prefix="arena-debug-"))
     move = error = seconds = None
     try:
-        with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir) as host:
+        with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir,
+                     warn_slow_start=True) as host:
             with host.seat(spec) as bot_seat:
                 info = MatchInfo(read.game.id, dict(read.options), seat, len(read.players),
                                  control, bot_seed, label=f"debug of ply {ply}")

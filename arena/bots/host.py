@@ -144,7 +144,7 @@ class BotProcess:
                 raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
                                                  f"of {budget:g} s (its stderr: {self.log_path})")
         took = time.monotonic() - (deadline - budget)
-        if took > budget * STARTUP_WARN_SHARE:
+        if self.host.warn_slow_start and took > budget * STARTUP_WARN_SHARE:
             # Start-up time varies with the machine's load: a bot near its limit here
             # forfeits on a busier machine, so its author hears of it before that happens.
             log.warning(f"bot {self.spec.name} took {took:.2f} s to start, more than a third "
@@ -416,14 +416,19 @@ class BotHost:
     def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
                  log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
                  fresh_per_match: bool = False, max_bots: int = 128,
-                 freeze_between_turns: bool = True, spawn: Callable[..., Any] | None = None):
+                 freeze_between_turns: bool = True, spawn: Callable[..., Any] | None = None,
+                 warn_slow_start: bool = False):
         """`spawn` starts a bot process (sandbox.spawn's signature and result); tests give a
-        fake one to check the protocol without processes (tests/fake_transport.py)."""
+        fake one to check the protocol without processes (tests/fake_transport.py).
+        `warn_slow_start` logs a warning for each start-up that takes more than
+        STARTUP_WARN_SHARE of its budget: for an author at `arena play` or `arena bot
+        check`, not for every process a league starts."""
         if spawn is None and not unsafe_no_sandbox:
             sandbox.require()   # refuse before anything starts, naming the package
         self.spawn = spawn or sandbox.spawn
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.freeze_between_turns = freeze_between_turns
+        self.warn_slow_start = warn_slow_start
         """Bots are frozen except during their own acts (off only to measure what it costs)."""
         self.fresh_per_match = fresh_per_match
         self.log_cap_bytes = log_cap_bytes

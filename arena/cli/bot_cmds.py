@@ -38,7 +38,8 @@ def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_san
     for game in games:
         registry.get(game)   # an unknown game is a usage error (exit 2), not a failed check
     report = check_bot(folder, list(games) or None, unsafe_no_sandbox=unsafe_no_sandbox,
-                       time_control=time_control, on_row=_progress, keep=keep)
+                       time_control=time_control, on_row=_progress, keep=keep,
+                       warn_slow_start=True)
     click.echo(tabulate([(row.check, row.result, row.detail) for row in report.rows],
                         headers=("check", "result", "detail"), tablefmt="simple",
                         maxcolwidths=[None, None, 90]))

@@ -188,7 +188,8 @@ def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: boo
             except OSError as error:
                 raise ArenaError(f"cannot make the log folder {logs_dir}: "
                                  f"{error.strerror}") from None
-        hosts.append(stack.enter_context(BotHost(unsafe_no_sandbox=unsafe, log_dir=logs_dir)))
+        hosts.append(stack.enter_context(BotHost(unsafe_no_sandbox=unsafe, log_dir=logs_dir,
+                                                 warn_slow_start=True)))
     return stack.enter_context(hosts[0].seat(resolved, lane=lane))
 
 
