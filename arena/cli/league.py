@@ -1,4 +1,4 @@
-"""`arena league run` / `resume` / `export`, their progress bar, and `arena bench league`.
+"""`arena league run` / `resume` / `export` / `matches`, the progress bar, `arena bench league`.
 
 A league comes from flags, from a TOML file (`--config`; its keys: arena.league_config), or
 both (flags win).
