@@ -88,6 +88,14 @@ def test_bot_check_keep_keeps_every_record_and_log_its_messages_name(tmp_path, m
     assert "kept in kept" in result.output
 
 
+def test_bot_check_without_keep_says_its_logs_were_temporary(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("bot", "check", CRASHY)
+    assert result.exit_code == 1
+    assert "--keep DIR keeps them" in result.output
+    assert list(tmp_path.iterdir()) == []   # nothing is left behind without --keep
+
+
 def test_export_output_dash_is_standard_output(league, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = run("league", "export", league, "--output", "-")
