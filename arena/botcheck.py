@@ -15,6 +15,7 @@ league's game and player count, each bot version checked once.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,12 +84,16 @@ def check_bot(folder: str | Path, games: Sequence[str] | None = None, *,
               unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
               time_control: TimeControl | None = None,
               players: Sequence[int] | None = None, self_play: bool = True,
-              on_row: Callable[[CheckRow], None] | None = None) -> CheckReport:
+              on_row: Callable[[CheckRow], None] | None = None,
+              keep: str | Path | None = None,
+              warn_slow_start: bool = False) -> CheckReport:
     """Checks the bot in `folder` in `games` (default: every game it declares), at every
     player count (or only `players`); never raises for the bot's faults, only reports them.
 
     Bot logs go to `log_dir` (kept), else to a temporary folder removed afterwards (the
-    report keeps the end of the log when a check failed).
+    report keeps the end of the log when a check failed). `keep` is a folder that keeps
+    both the logs and every match's record (`MATCH.json`, named in its row).
+    `warn_slow_start` warns of a start-up over a third of its budget (see BotHost).
     `on_row` sees each row as soon as its check is done (for progress).
     """
     report = CheckReport(Path(folder), on_row=on_row)
@@ -103,14 +108,22 @@ def check_bot(folder: str | Path, games: Sequence[str] | None = None, *,
         return report
     from arena.bots import BotHost   # gRPC only when a bot is really started
 
-    with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir) as host:
+    if keep is not None:
+        keep = Path(keep)
+        try:
+            keep.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ArenaError(f"cannot make the folder {keep}: {error.strerror}") from None
+        log_dir = keep
+    with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir,
+                 warn_slow_start=warn_slow_start) as host:
         if _startup(report, host, spec, time_control):
             for index, match in enumerate(plan):
-                _play(report, host, spec, match, CHECK_SEED + index, time_control)
+                _play(report, host, spec, match, CHECK_SEED + index, time_control, keep)
         else:
             report.add("matches", SKIP, "not played: the bot did not start")
         if not report.passed:
-            report.log_excerpt = _excerpt(host.log_dir)
+            report.log_excerpt = _excerpt(host.log_dir, named_in_full=not host.temporary_logs)
         if host.temporary_logs:   # removed with the host: name the log as the excerpt does
             report.rows = [CheckRow(row.check, row.result,
                                     row.detail.replace(f"{host.log_dir}/", ""))
@@ -168,7 +181,7 @@ def _startup(report: CheckReport, host, spec, time_control: TimeControl) -> bool
 
 
 def _play(report: CheckReport, host, spec, match: _Match, seed: int,
-          time_control: TimeControl) -> None:
+          time_control: TimeControl, keep: Path | None = None) -> None:
     seats = [host.seat(spec) if index in match.bot_seats else StrategySeat(OPPONENT, match.game)
              for index in range(match.players)]
     try:
@@ -183,15 +196,17 @@ def _play(report: CheckReport, host, spec, match: _Match, seed: int,
     finally:
         for seat in seats:
             seat.close()
+    kept = "" if keep is None else f"; record {_keep_record(keep, match, record)}"
     result = record["result"]
     if result["end"] == "forfeit":
         forfeit = result["forfeit"]
-        report.add(match.name, FAIL, f"forfeit ({forfeit['reason']}): {forfeit.get('detail', '')}")
+        report.add(match.name, FAIL, f"forfeit ({forfeit['reason']}): "
+                                     f"{forfeit.get('detail', '')}{kept}")
         return
     verdict = records.verify(record)
     if not verdict["ok"]:
         report.add(match.name, FAIL, f"the record does not replay: ply {verdict['ply']}: "
-                                     f"{verdict['error']}")
+                                     f"{verdict['error']}{kept}")
         return
     own = [time_ for (seat, _), time_ in zip(record["moves"], record["times"])
            if seat in match.bot_seats and time_ is not None]
@@ -200,16 +215,28 @@ def _play(report: CheckReport, host, spec, match: _Match, seed: int,
     report.add(match.name, PASS,
                f"{len(own)} legal moves, slowest {slowest * 1000:.0f} ms"
                + (f" (limit {limit * 1000:.0f} ms)" if limit else "")
-               + f"; scores {result['scores']}")
+               + f"; scores {result['scores']}{kept}")
 
 
-def _excerpt(logs: Path) -> str:
-    """The last lines of every log in `logs` (the bot's stderr)."""
+def _keep_record(keep: Path, match: _Match, record: dict) -> Path:
+    """Writes a check match's record into `keep`, named after the match; its path."""
+    path = keep / (re.sub(r"[^A-Za-z0-9]+", "-", match.name).strip("-") + ".json")
+    try:
+        path.write_text(records.to_json(record))
+    except OSError as error:
+        raise ArenaError(f"cannot keep the record {path}: {error.strerror}") from None
+    return path
+
+
+def _excerpt(logs: Path, named_in_full: bool = False) -> str:
+    """The last lines of every log in `logs` (the bot's stderr), each under its file's name
+    (its whole path when the logs are kept: a path the author can open)."""
     parts = []
     for path in sorted(logs.glob("*.log")):
         lines = log_lines(path)[-EXCERPT_LINES:]
         if lines:
-            parts.append(f"--- {path.name} (last {len(lines)} lines)\n" + "\n".join(lines))
+            name = path if named_in_full else path.name
+            parts.append(f"--- {name} (last {len(lines)} lines)\n" + "\n".join(lines))
     return "\n".join(parts) or "(the bot wrote nothing to stderr)"
 
 

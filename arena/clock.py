@@ -64,6 +64,21 @@ class TimeControl:
             parts.append(f"bank {self.bank:g} s + {self.increment:g} s per move")
         return ", ".join(parts) or "no time limit"
 
+    @classmethod
+    def from_record(cls, data: dict | None) -> "TimeControl":
+        """The time control a record's `time_control` key names (the default one when the
+        record has none); TimeControlError when its figures are unusable."""
+        if not data:
+            return cls()
+        if not isinstance(data, dict):
+            raise TimeControlError(f"the record's time_control is not an object: {data!r}")
+        fields = {key: data[key] for key in ("move_time", "bank", "increment", "startup",
+                                               "margin") if key in data}
+        try:
+            return cls(**fields)
+        except TypeError as error:   # a figure that is no number
+            raise TimeControlError(f"the record's time_control is unusable: {error}") from None
+
     def to_record(self) -> dict:
         """The JSON form a match record keeps (an extra key of arena-record/1)."""
         return {"move_time": self.move_time, "bank": self.bank, "increment": self.increment,

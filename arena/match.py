@@ -169,13 +169,19 @@ class _Progress:
 def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | None,
                seed: int, seats: Sequence[Seat], time_control: TimeControl = TimeControl(),
                on_event: Callable[[Event], None] | None = None, *,
-               bot_seeds: Sequence[int] | None = None, label: str = "") -> dict:
+               bot_seeds: Sequence[int] | None = None, label: str = "",
+               setup: Mapping[str, Any] | None = None,
+               chance_moves: Sequence[str] = ()) -> dict:
     """Plays one match and returns its arena-record/1 dict (with timings and bot versions).
 
     `seed` fixes the deal and the chance draws; it stays in the arena. `bot_seeds` are the
     seats' `rng_seed`s, derived from a secret key (arena.keys) for a match that must replay
     the same; without them each seat gets fresh random bits. `label` names the match in
     the bots' logs (a league's match id).
+
+    `setup` replaces the deal drawn from `seed` (a recorded deal played again by other
+    bots); `chance_moves` are recorded chance outcomes, each used in turn at a chance move
+    of its kind where it is legal (see `_recorded_chance`), the others drawn from `seed`.
     """
     game = registry.get(game_id)
     if len(seats) != players_count:
@@ -185,7 +191,10 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
     if len(bot_seeds) != players_count:
         raise ArenaError(f"{len(bot_seeds)} bot seeds for {players_count} players")
     resolved = game.resolve_options(options, players_count)
-    state = game.new_state(players_count, resolved, seed=seed)
+    if setup is None:
+        state = game.new_state(players_count, resolved, seed=seed)
+    else:
+        state = game.new_state(players_count, resolved, setup=copy.deepcopy(dict(setup)))
     setup = copy.deepcopy(state.setup)
     emit = on_event or (lambda event: None)
     progress = _Progress()
@@ -195,7 +204,8 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
         forfeit = _start_seats(game_id, resolved, players_count, bot_seeds, seats,
                                time_control, started, label)
         if forfeit is None:
-            forfeit = _play(state, seats, time_control, seed, progress, emit)
+            forfeit = _play(state, seats, time_control, seed, progress, emit,
+                            list(chance_moves))
     except HostError:
         for seat in started:
             seat.discard()
@@ -243,7 +253,8 @@ def _who(seat: Seat, index: int, ply: int) -> str:
 
 
 def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: int,
-          progress: _Progress, emit: Callable[[Event], None]) -> _Forfeit | None:
+          progress: _Progress, emit: Callable[[Event], None],
+          recorded_chance: list[str]) -> _Forfeit | None:
     """Runs the match to its end; returns the forfeit that stopped it, if any."""
     chance_rng = random.Random(f"arena-chance:{seed}")
     clocks = [SeatClock(time_control) for _ in seats]
@@ -255,7 +266,8 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             return None
         ply = len(progress.moves)
         if mover == CHANCE:
-            move = state.sample_chance(chance_rng)
+            move = (_recorded_chance(state, recorded_chance)
+                    or state.sample_chance(chance_rng))
             state.apply(move)
             progress.moves.append([CHANCE, move])
             progress.times.append(None)
@@ -305,6 +317,25 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         if cpu_after is not None:
             after_move[mover] = cpu_after
         emit(Moved(ply, mover, seat.name, move, elapsed, state))
+
+
+def _recorded_chance(state: State, recorded: list[str]) -> str | None:
+    """The next recorded chance outcome of the kind pending here (its first word: `deck`,
+    `order`), taken off `recorded`, if it is legal here; None to draw one instead.
+
+    Other bots play the deal otherwise, so a recorded outcome may not fit: a reshuffle of
+    another discard pile, an order of other mandalas. Such a one is dropped and the outcome
+    drawn; the recorded ones after it are still offered to later chance moves."""
+    kind = state.sample_chance(random.Random(0)).split()[0]   # a throwaway draw names it
+    index = next((i for i, move in enumerate(recorded) if move.split()[0] == kind), None)
+    if index is None:
+        return None
+    move = recorded.pop(index)
+    try:
+        state.clone().apply(move)
+    except IllegalMoveError:
+        return None
+    return move
 
 
 def _spent(cpu_before: float | None, cpu_after: float | None) -> float | None:

@@ -401,6 +401,34 @@ def read_record(league: str | os.PathLike, match_id: str) -> dict:
     return json.loads(row[0])
 
 
+@dataclass(frozen=True)
+class MatchRow:
+    """One stored match as `arena league matches` lists it."""
+
+    match_id: str
+    bots: tuple[str, ...]      # "name@version8" per seat
+    scores: tuple[int, ...]
+    ranks: tuple[int, ...]
+    end: str                   # "normal" or "forfeit"
+    plies: int                 # moves in the record: a forfeit's ply (for `arena debug`)
+    forfeit_seat: int | None
+    forfeit_reason: str | None
+    forfeit_detail: str
+
+
+def read_match_rows(league: str | os.PathLike) -> list[MatchRow]:
+    """Every stored match in schedule order, without the records' moves (SQLite picks the
+    few fields out of each record)."""
+    with _reading(league) as conn:
+        rows = conn.execute(
+            "SELECT id, bots, scores, ranks, end_kind, json_array_length(record, '$.moves'), "
+            "forfeit_seat, forfeit_reason, json_extract(record, '$.result.forfeit.detail') "
+            "FROM matches ORDER BY ord").fetchall()
+    return [MatchRow(match_id, tuple(json.loads(bots)), tuple(json.loads(scores)),
+                     tuple(json.loads(ranks)), end, plies or 0, seat, reason, detail or "")
+            for match_id, bots, scores, ranks, end, plies, seat, reason, detail in rows]
+
+
 def read_match_facts(league: str | os.PathLike) -> list[MatchFacts]:
     """What per-bot statistics need of every stored match (`arena.botstats`), in schedule
     order; the records' moves and times are picked out by SQLite, not the whole records."""

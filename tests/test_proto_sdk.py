@@ -110,3 +110,30 @@ def test_a_move_that_is_not_text_is_reported_as_the_bots_error(capsys):
     reply = NotText()._answer(act_for(TimeControl()))
     assert reply.error == "TypeError: act returned int 3, not a move string"
     assert "Traceback" in capsys.readouterr().err
+
+
+class PlyAsArgument(Bot):
+    name = "ply-argument"
+
+    def act(self, observation, legal_moves, ply):
+        self.seen = (ply, self.ply)
+        return legal_moves[0]
+
+
+class PlyAsAttribute(Bot):
+    name = "ply-attribute"
+
+    def act(self, observation, legal_moves):
+        self.seen = self.ply
+        return legal_moves[0]
+
+
+def test_act_is_given_the_ply_as_an_argument_when_it_asks_and_as_self_ply():
+    # The act's ply is 3 (act_for): the record entry the move becomes, as replays number it.
+    asking = PlyAsArgument()
+    assert asking._answer(act_for(TimeControl())).move == "pass"
+    assert asking.seen == (3, 3)
+    assert asking.ply is None   # only during act: a stale ply would mislabel a later log line
+    classic = PlyAsAttribute()   # the two-argument act of every existing bot still works
+    assert classic._answer(act_for(TimeControl())).error == ""
+    assert classic.seen == 3

@@ -50,10 +50,12 @@ def changed(record: dict, **changes) -> dict:
 
 
 def test_a_played_match_verifies_with_its_result(played, write):
-    result = run("verify", write("good.json", played))
+    path = write("good.json", played)
+    result = run("verify", path)
     assert result.exit_code == 0
     assert lines(result) == [{"ok": True, "scores": played["result"]["scores"],
-                              "ranks": played["result"]["ranks"], "end": "normal"}]
+                              "ranks": played["result"]["ranks"], "end": "normal",
+                              "source": str(path), "match": None}]
 
 
 def test_an_illegal_move_at_ply_k_reports_ply_k_and_exit_1(played, write):
@@ -82,11 +84,12 @@ def test_a_forfeited_match_verifies_up_to_its_last_move_with_exit_0(played, writ
     result_dict = {"scores": [1, 1], "ranks": [1, 1], "end": "forfeit", "forfeit": forfeit}
     result_dict["scores"][forfeit["seat"]], result_dict["ranks"][forfeit["seat"]] = 0, 2
     record = changed(played, moves=played["moves"][:12], result=result_dict)
-    result = run("verify", write("forfeit.json", record))
+    path = write("forfeit.json", record)
+    result = run("verify", path)
     assert result.exit_code == 0
     assert lines(result) == [{"ok": True, "scores": result_dict["scores"],
                               "ranks": result_dict["ranks"], "end": "forfeit",
-                              "forfeit": forfeit}]
+                              "forfeit": forfeit, "source": str(path), "match": None}]
     record["moves"][5][1] = "pass"              # an illegal move before the forfeit still fails
     result = run("verify", write("forfeit-bad.json", record))
     assert (result.exit_code, lines(result)[0]["ply"]) == (1, 5)
@@ -154,3 +157,17 @@ def test_the_installed_command_exits_0_1_2_without_a_traceback(played, write):
         assert "Traceback" not in done.stderr
         verdicts = [json.loads(line) for line in done.stdout.splitlines()]
         assert [verdict.get("ply") for verdict in verdicts] == plies
+
+
+def test_each_line_names_its_file_and_match(played, write, tmp_path):
+    single = write("one.json", played)
+    export = tmp_path / "league.jsonl"
+    broken = changed(played, moves=[[0, "field 7 red 1"]] + played["moves"][1:])
+    export.write_text(json.dumps({**played, "match": "d0000:a,b"}) + "\n"
+                      + json.dumps({**broken, "match": "d0001:b,a"}) + "\n")
+    result = run("verify", str(single), str(export), str(tmp_path / "missing.json"))
+    assert result.exit_code == 2
+    named = [(line["source"], line["match"], line["ok"]) for line in lines(result)]
+    assert named == [(str(single), None, True), (str(export), "d0000:a,b", True),
+                     (str(export), "d0001:b,a", False),
+                     (str(tmp_path / "missing.json"), None, False)]

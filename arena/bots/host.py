@@ -72,6 +72,7 @@ LOG_HEADER = "== arena:"   # starts the arena's own lines in a bot log (one per 
 LOG_PREFIX_END = "| "      # a bot's lines in its log start with its process tag and this
 EXIT_GRACE = 1.0   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
 # (0.2 s misread crashes as hang-ups on a loaded machine: a sandboxed tree takes a while to end)
+STARTUP_WARN_SHARE = 1 / 3   # a start-up longer than this share of its budget is warned of
 RETIRE_CPU_SHARE = 0.5  # a pooled process past this share of its CPU-time limit is replaced
 CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last messages and exit
 MAX_CONNECTIONS = 8     # connections one bot may hold to its server; more are closed at once
@@ -142,6 +143,13 @@ class BotProcess:
                 self.kill()
                 raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
                                                  f"of {budget:g} s (its stderr: {self.log_path})")
+        took = time.monotonic() - (deadline - budget)
+        if self.host.warn_slow_start and took > budget * STARTUP_WARN_SHARE:
+            # Start-up time varies with the machine's load: a bot near its limit here
+            # forfeits on a busier machine, so its author hears of it before that happens.
+            log.warning(f"bot {self.spec.name} took {took:.2f} s to start, more than a third "
+                        f"of its start-up allowance of {budget:g} s: on a busier machine it "
+                        "may forfeit (load less before run(), or give --startup-time)")
         self.mark_run_queue()   # a start-up on a busy machine is not a move
         self.rest()
 
@@ -408,14 +416,19 @@ class BotHost:
     def __init__(self, *, unsafe_no_sandbox: bool = False, log_dir: str | Path | None = None,
                  log_cap_bytes: int = DEFAULT_LOG_CAP, limits: "sandbox.Limits | None" = None,
                  fresh_per_match: bool = False, max_bots: int = 128,
-                 freeze_between_turns: bool = True, spawn: Callable[..., Any] | None = None):
+                 freeze_between_turns: bool = True, spawn: Callable[..., Any] | None = None,
+                 warn_slow_start: bool = False):
         """`spawn` starts a bot process (sandbox.spawn's signature and result); tests give a
-        fake one to check the protocol without processes (tests/fake_transport.py)."""
+        fake one to check the protocol without processes (tests/fake_transport.py).
+        `warn_slow_start` logs a warning for each start-up that takes more than
+        STARTUP_WARN_SHARE of its budget: for an author at `arena play` or `arena bot
+        check`, not for every process a league starts."""
         if spawn is None and not unsafe_no_sandbox:
             sandbox.require()   # refuse before anything starts, naming the package
         self.spawn = spawn or sandbox.spawn
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.freeze_between_turns = freeze_between_turns
+        self.warn_slow_start = warn_slow_start
         """Bots are frozen except during their own acts (off only to measure what it costs)."""
         self.fresh_per_match = fresh_per_match
         self.log_cap_bytes = log_cap_bytes

@@ -11,7 +11,9 @@ This module does not import gRPC: checking a league's bots costs no server.
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
+import logging
 import os
 import re
 import tomllib
@@ -21,6 +23,8 @@ from pathlib import Path
 from arena.errors import ArenaError
 from arena.sdk import strategies
 from engine import registry
+
+log = logging.getLogger(__name__)
 
 BUILTIN = "builtin:"
 """Prefix that names a built-in bot even where a folder of that name exists (`builtin:random`)."""
@@ -70,23 +74,45 @@ class BotSpec:
             raise ArenaError(f"bot folder {folder} has no bot.toml manifest") from None
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             raise ArenaError(f"cannot read {manifest}: {error}") from None
+        _warn_unknown_keys(manifest, data)
         name, command, games = data.get("name"), data.get("command"), data.get("games")
+        problems = []   # every one at once: an author fixes them in one go, not one per run
         if not (isinstance(name, str) and name.strip()):
-            raise ArenaError(f"{manifest}: `name` must be a non-empty string")
-        if not BOT_NAME.fullmatch(name.strip()):
-            raise ArenaError(f"{manifest}: `name` {name.strip()!r} is not allowed: use "
-                             f"{BOT_NAME_RULE}")
+            problems.append("`name` must be a non-empty string")
+        elif not BOT_NAME.fullmatch(name.strip()):
+            problems.append(f"`name` {name.strip()!r} is not allowed: use {BOT_NAME_RULE}")
         if not (isinstance(command, list) and command
                 and all(isinstance(part, str) and part for part in command)):
-            raise ArenaError(f'{manifest}: `command` must be a list of strings, e.g. '
-                             f'["python3", "bot.py"]')
+            problems.append('`command` must be a list of strings, e.g. ["python3", "bot.py"]')
         if not (isinstance(games, list) and games and all(isinstance(g, str) for g in games)):
-            raise ArenaError(f'{manifest}: `games` must list game ids, e.g. ["mandala"]')
-        unknown = [game for game in games if game not in registry.ids()]
-        if unknown:
-            raise ArenaError(f"{manifest}: unknown game {unknown[0]!r} "
-                             f"(known games: {', '.join(registry.ids())})")
+            problems.append('`games` must list game ids, e.g. ["mandala"]')
+        else:
+            unknown = [game for game in games if game not in registry.ids()]
+            if unknown:
+                problems.append(f"unknown game{'s' if len(unknown) > 1 else ''} "
+                                f"{', '.join(map(repr, unknown))} (known games: "
+                                f"{', '.join(registry.ids())})")
+        if problems:
+            count = f"{len(problems)} problems: " if len(problems) > 1 else ""
+            raise ArenaError(f"{manifest}: {count}{'; '.join(problems)}")
         return cls(folder, name.strip(), tuple(command), tuple(games), folder_hash(folder))
+
+
+MANIFEST_KEYS = ("name", "command", "games")
+_warned: set[tuple[Path, str]] = set()
+
+
+def _warn_unknown_keys(manifest: Path, data: dict) -> None:
+    """One warning line per key the arena does not read (a typo such as `game` would
+    otherwise be ignored in silence), once per manifest and key in this process."""
+    for key in data:
+        if key in MANIFEST_KEYS or (manifest, key) in _warned:
+            continue
+        _warned.add((manifest, key))
+        close = difflib.get_close_matches(key, MANIFEST_KEYS, n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        log.warning(f"{manifest}: unknown key `{key}` is ignored ({hint}the keys are "
+                    f"{', '.join(MANIFEST_KEYS)})")
 
 
 def folder_hash(folder: Path) -> str:

@@ -119,3 +119,4 @@ from arena.cli import bench_ismcts  # noqa: E402,F401
 from arena.cli import bench_sprt  # noqa: E402,F401
 from arena.cli import sprt  # noqa: E402,F401
 from arena.cli import bench_seating  # noqa: E402,F401
+from arena.cli import debug  # noqa: E402,F401

@@ -26,8 +26,11 @@ def bot() -> None:
               help="Seconds the bot gets to start and shake hands (default 10).")
 @click.option("--unsafe-no-sandbox", is_flag=True,
               help="Run the bot without the bubblewrap sandbox (trusted bots only).")
+@click.option("--keep", "keep", type=click.Path(file_okay=False, path_type=str), default=None,
+              metavar="DIR", help="Keep the bot's logs and every check match's record in DIR "
+                                  "(made if missing), for `arena replay` and `arena debug`.")
 @click.pass_context
-def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_sandbox):
+def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_sandbox, keep):
     """Validate FOLDER's manifest, start the bot in the sandbox, and play short matches in
     every game and player count it declares (against `random` and itself); exit 0 only when
     every check passes."""
@@ -35,12 +38,18 @@ def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_san
     for game in games:
         registry.get(game)   # an unknown game is a usage error (exit 2), not a failed check
     report = check_bot(folder, list(games) or None, unsafe_no_sandbox=unsafe_no_sandbox,
-                       time_control=time_control, on_row=_progress)
+                       time_control=time_control, on_row=_progress, keep=keep,
+                       warn_slow_start=True)
     click.echo(tabulate([(row.check, row.result, row.detail) for row in report.rows],
                         headers=("check", "result", "detail"), tablefmt="simple",
                         maxcolwidths=[None, None, 90]))
     if not report.passed:
         click.echo(f"\nbot log (stderr):\n{report.log_excerpt}")
+        if keep is None and report.log_excerpt:   # the log files named above went with the check's temporary folder
+            click.echo("\n(the logs were temporary: --keep DIR keeps them and every check "
+                       "match's record)")
+    if keep is not None:
+        click.echo(f"\nthe records and logs of the check are kept in {keep}")
     failed = sum(row.result == "FAIL" for row in report.rows)
     click.echo(f"\n{report.bot or folder}: "
                + ("all checks passed" if report.passed else f"{failed} check(s) failed"))

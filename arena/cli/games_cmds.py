@@ -55,20 +55,22 @@ def verify_command(ctx: click.Context, record_files: tuple[str, ...]) -> None:
     A file holds one record (JSON) or many (JSON Lines, one record per line, as `arena league
     export` writes); "-" reads standard input. A line is {"ok": true, "scores": [...],
     "ranks": [...], ...} or {"ok": false, "ply": K, "error": "..."} with K the first failing
-    move (null: the record cannot be read). Exit status: 0 all verify, 1 a move or result
+    move (null: the record cannot be read); each line also names its "source" (the file) and
+    "match" (the record's league match id, null when it has none). Exit status: 0 all verify, 1 a move or result
     fails, 2 a record cannot be read (the highest over all records).
     """
     status = records.VERIFIED
     for path in record_files:
-        for verdict in _verify_file(path):
-            click.echo(json.dumps(verdict))
+        for verdict, match_id in _verify_file(path):
+            # Which file and match: with many files and JSON Lines, a bare verdict is lost.
+            click.echo(json.dumps({**verdict, "source": path, "match": match_id}))
             status = max(status, records.exit_status(verdict))
     ctx.exit(status)
 
 
-def _verify_file(path: str) -> list[dict]:
-    """One verdict per record in the file: JSON Lines when its first line is a whole JSON
-    object (a pretty-printed record's first line is only "{"), else one record."""
+def _verify_file(path: str) -> list[tuple[dict, str | None]]:
+    """(verdict, match id) per record in the file: JSON Lines when its first line is a whole
+    JSON object (a pretty-printed record's first line is only "{"), else one record."""
     try:
         if path == "-":
             text = sys.stdin.buffer.read()
@@ -76,12 +78,22 @@ def _verify_file(path: str) -> list[dict]:
             with open(path, "rb") as file:
                 text = file.read()
     except OSError as error:
-        return [{"ok": False, "ply": None,
-                 "error": f"record cannot be read: {path}: {error.strerror or error}"}]
+        return [({"ok": False, "ply": None,
+                  "error": f"record cannot be read: {path}: {error.strerror or error}"}, None)]
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) > 1 and _is_json_object(lines[0]):
-        return [records.verify(line) for line in lines]
-    return [records.verify(text)]
+        return [_verdict(line) for line in lines]
+    return [_verdict(text)]
+
+
+def _verdict(text: bytes) -> tuple[dict, str | None]:
+    """The verdict of one record's text and its `match` key (parsed once, for both)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):   # the verdict says why, as for any bad record
+        return records.verify(text), None
+    match_id = data.get("match") if isinstance(data, dict) else None
+    return records.verify(data), match_id if isinstance(match_id, str) else None
 
 
 def _is_json_object(line: bytes) -> bool:

@@ -1,4 +1,4 @@
-"""`arena league run` / `resume` / `export`, their progress bar, and `arena bench league`.
+"""`arena league run` / `resume` / `export` / `matches`, the progress bar, `arena bench league`.
 
 A league comes from flags, from a TOML file (`--config`; its keys: arena.league_config), or
 both (flags win).
@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 import click
 import numpy as np
+from tabulate import tabulate
 
 from arena.cli import bench, main
 from arena.botcheck import check_league_bots
@@ -29,7 +30,8 @@ from arena.ratings import Outcome, score_matrix
 from arena.cli.ladder import missing_protections_footer, order_effect_footer
 from arena.report import ladder_text
 from arena.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, SEATINGS
-from arena.store import Store, read_outcomes, read_records
+from arena.cli.play import STDOUT
+from arena.store import Store, read_match_rows, read_outcomes, read_records
 
 RESULTS = Path("results")
 
@@ -299,10 +301,12 @@ def bench_league(deals, repeats, move_time):
 @league.command("export")
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write to this file (default: standard output).")
+              help="Write to this file (default, or `-`: standard output).")
 def export_command(folder, output):
     """Write a league's match records as JSON Lines: one arena-record/1 per line, in schedule
     order, each with its league match id as key `match` (for `arena replay --match`)."""
+    if output is not None and str(output) == STDOUT:
+        output = None
     if output is not None and not output.parent.is_dir():
         raise LeagueError(f"cannot write {output}: folder {output.parent} does not exist")
     lines = (json.dumps({**record, "match": match_id}, separators=(",", ":"))
@@ -320,3 +324,42 @@ def export_command(folder, output):
         draft.unlink(missing_ok=True)
         raise LeagueError(f"cannot write {output}: {error.strerror}") from None
     click.echo(f"{count} records of {folder} written to {output}", err=True)
+
+
+@league.command("matches")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--forfeits", is_flag=True, help="Only the matches that ended in a forfeit.")
+@click.option("--bot", "bot_name", default=None, metavar="NAME",
+              help="Only the matches this bot (its name, or NAME@VERSION) played.")
+def matches_command(folder, forfeits, bot_name):
+    """List a league's stored matches as a table: id, seats, scores and ranks, and for a
+    forfeit its seat, reason and ply (for `arena replay` and `arena debug`)."""
+    rows = read_match_rows(folder)
+    if bot_name is not None:
+        known = {bot for row in rows for bot in row.bots}
+        names = known | {bot.split("@")[0] for bot in known}
+        if bot_name not in names:
+            raise LeagueError(f"no bot {bot_name!r} played in {folder} (its bots: "
+                              f"{', '.join(sorted(known)) or 'none yet'})")
+        rows = [row for row in rows if any(bot_name in (bot, bot.split("@")[0])
+                                           for bot in row.bots)]
+    if forfeits:
+        rows = [row for row in rows if row.end == "forfeit"]
+    table = [(row.match_id, "\n".join(f"{seat} {bot}" for seat, bot in enumerate(row.bots)),
+              " ".join(map(str, row.scores)), " ".join(map(str, row.ranks)), row.end,
+              _forfeit_text(row)) for row in rows]
+    if table:
+        click.echo(tabulate(table, headers=("match", "seats", "scores", "ranks", "end",
+                                            "forfeit"),
+                            tablefmt="simple", maxcolwidths=[None, None, None, None, None, 70]))
+    count = sum(row.end == "forfeit" for row in rows)
+    click.echo(f"{len(rows)} match(es), {count} forfeit(s)"
+               + (f"; see one: arena replay {folder} --match ID, or arena debug {folder} "
+                  "--match ID --ply PLY --bot FOLDER" if rows else ""))
+
+
+def _forfeit_text(row) -> str:
+    if row.end != "forfeit":
+        return ""
+    detail = f": {row.forfeit_detail}" if row.forfeit_detail else ""   # names bot and seat
+    return f"{row.forfeit_reason} at ply {row.plies}{detail}"

@@ -13,8 +13,10 @@
 `run()` reads ARENA_SOCKET and ARENA_TOKEN from the environment (the arena sets both when it
 starts the bot), does the handshake and serves the arena's stream until the arena closes it.
 `act` gets the observation as the same plain dict an in-process strategy gets, and the legal
-moves in notation; it returns one of them. During `act`, `self.clock` holds the seat's clock
-and `self.match` the current match.
+moves in notation; it returns one of them. During `act`, `self.clock` holds the seat's clock,
+`self.match` the current match and `self.ply` the act's ply (its index in the match record,
+as `arena replay` and `arena debug --ply` number it). An `act` that declares a parameter
+`ply` also gets it as that argument: `def act(self, observation, legal_moves, ply)`.
 
 If the bot's own code raises (in `act` or a hook), the traceback goes to stderr and the bot
 keeps serving: for `act` it tells the arena it has no move (a MoveReply with `error`), which
@@ -27,6 +29,7 @@ nothing else of the arena.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 import traceback
@@ -66,6 +69,15 @@ class Match:
     rng_seed: int            # for the bot's own random choices; same match, same seed
 
 
+def _takes_ply(act) -> bool:
+    """True when a bot's `act` declares a parameter `ply` (or takes **keywords)."""
+    try:
+        parameters = inspect.signature(act).parameters.values()
+    except (TypeError, ValueError):   # a callable without a signature: the classic call
+        return False
+    return any(p.name == "ply" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
 def _seconds(millis: int) -> float | None:
     return millis / 1000 if millis else None
 
@@ -90,11 +102,15 @@ class Bot:
     def __init__(self) -> None:
         self.match: Match | None = None
         self.clock: Clock | None = None
+        self.ply: int | None = None
+        """The ply of the act being answered (None outside `act`)."""
         self.games_played = 0
+        self._act_takes_ply: bool | None = None
 
     # -- what a bot author writes ------------------------------------------------------------
     def act(self, observation: dict, legal_moves: list[str]) -> str:
-        """One move, equal to one of `legal_moves` (sorted, never empty)."""
+        """One move, equal to one of `legal_moves` (sorted, never empty). An override may
+        add a parameter `ply` to be given the act's ply (also in `self.ply`)."""
         raise NotImplementedError("a bot must implement act(observation, legal_moves)")
 
     def new_match(self, match: Match) -> None:
@@ -145,8 +161,14 @@ class Bot:
     def _answer(self, act: arena_pb2.ActRequest) -> arena_pb2.MoveReply:
         self.clock = Clock(_seconds(act.clock.remaining_ms), _seconds(act.clock.move_limit_ms),
                            _seconds(act.clock.allowed_ms))
+        self.ply = act.ply
         try:
-            move = self.act(observation_dict(act), list(act.legal_moves))
+            if self._act_takes_ply is None:   # asked once: a signature costs microseconds
+                self._act_takes_ply = _takes_ply(self.act)
+            if self._act_takes_ply:
+                move = self.act(observation_dict(act), list(act.legal_moves), ply=act.ply)
+            else:   # the two-argument act every bot had before the ply was given
+                move = self.act(observation_dict(act), list(act.legal_moves))
             if not isinstance(move, str):
                 raise TypeError(f"act returned {type(move).__name__} {move!r}, not a move string")
             return arena_pb2.MoveReply(act_id=act.act_id, move=move)
@@ -154,6 +176,8 @@ class Bot:
             traceback.print_exc(file=sys.stderr)
             return arena_pb2.MoveReply(act_id=act.act_id,
                                        error=f"{type(error).__name__}: {error}"[:1000] or "error")
+        finally:
+            self.ply = None
 
     def _start(self, new: arena_pb2.NewMatch) -> None:
         tc = new.time_control
