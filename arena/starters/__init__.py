@@ -1,0 +1,94 @@
+"""Starter bots: `arena bot new NAME --lang LANG [--dir DIR]` makes a bot folder that builds
+and passes `arena bot check` as it is (a random legal move in every game, seeded by the
+arena), with a README saying how to build it and what to edit.
+
+The templates are package data under arena/starters/<lang>/. Every file is copied as it is,
+except that `__BOT_NAME__` becomes the bot's name (in bot.toml, the handshake and the README).
+The languages other than Python speak the protocol themselves, so their folders also get a
+copy of Arena's .proto files (proto/arena/v1/): the sandbox shows a bot only its folder, and
+a copy lets the bot build and run away from this repository.
+"""
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+from arena.bots.manifest import BOT_NAME
+from arena.errors import ArenaError
+from arena.protogen import PACKAGE, PROTO_ROOT, proto_files
+
+PLACEHOLDER = "__BOT_NAME__"
+# The order `arena bot new --help` lists them in.
+LANGUAGES = ("python", "node", "go", "cpp", "java")
+# Languages that carry the .proto files (Python imports the generated arena.v1 instead).
+NEEDS_PROTOS = frozenset({"node", "go", "cpp", "java"})
+# Languages named by `--lang` whose starter cannot be offered yet, with the one-line reason.
+UNAVAILABLE = {
+    "java": "no Java starter yet: Debian's libgrpc-java has not been shown to reach the "
+            "arena's Unix socket from the sandbox; write the bot in python, node, go or cpp",
+}
+# Files copied with their mode bits set executable (the build scripts).
+EXECUTABLE = frozenset({"build.sh"})
+
+
+class StarterError(ArenaError):
+    """A starter cannot be made: bad name, unknown language, folder exists, no protos."""
+
+
+def template_root(lang: str):
+    """The package-data folder of one language's template."""
+    return resources.files("arena.starters") / lang
+
+
+def new_bot(name: str, lang: str, parent: Path) -> Path:
+    """Makes parent/name from the `lang` template; returns the folder. Raises StarterError
+    (one line) and leaves nothing behind when it cannot."""
+    if lang not in LANGUAGES:
+        raise StarterError(f"unknown language {lang!r}: choose one of {', '.join(LANGUAGES)}")
+    if lang in UNAVAILABLE:
+        raise StarterError(UNAVAILABLE[lang])
+    if not BOT_NAME.fullmatch(name):
+        raise StarterError(f"bad bot name {name!r}: letters, digits, '-', '_' and '.', at most "
+                           "64 characters, not starting with a dot")
+    target = parent / name
+    if target.exists() or target.is_symlink():
+        raise StarterError(f"{target} already exists: choose another name or --dir")
+    if not parent.is_dir():
+        raise StarterError(f"{parent} is not a folder")
+    if lang in NEEDS_PROTOS and not proto_files():
+        raise StarterError(f"no .proto files under {PROTO_ROOT / PACKAGE}: `arena bot new "
+                           f"--lang {lang}` runs from a checkout of Arena (pip install -e .)")
+    # Build in a sibling temporary folder and rename at the end: an error half-way (a full
+    # disk) leaves no half-made bot that a second try would refuse as "already exists".
+    partial = parent / f".{name}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        _copy_template(template_root(lang), partial, name)
+        if lang in NEEDS_PROTOS:
+            protos = partial / "proto" / PACKAGE
+            protos.mkdir(parents=True)
+            for source in proto_files():
+                shutil.copyfile(source, protos / source.name)
+        partial.rename(target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return target
+
+
+def _copy_template(source, target: Path, name: str) -> None:
+    target.mkdir()
+    for entry in source.iterdir():
+        if entry.name in ("__pycache__", "__init__.py"):
+            continue
+        # Templates store dot-files without their dot ("gitignore"): setuptools' package
+        # data and some packaging tools drop hidden files.
+        destination = target / (f".{entry.name}" if entry.name == "gitignore" else entry.name)
+        if entry.is_dir():
+            _copy_template(entry, destination, name)
+            continue
+        data = entry.read_bytes()
+        destination.write_bytes(data.replace(PLACEHOLDER.encode(), name.encode()))
+        if entry.name in EXECUTABLE:
+            destination.chmod(0o755)
