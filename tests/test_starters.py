@@ -177,3 +177,29 @@ def test_the_default_dir_is_the_working_directory(tmp_path):
     done = arena("bot", "new", "here", "--lang", "python", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert BotSpec.load(tmp_path / "here").command == ("python3", "bot.py")
+
+
+def quick_start_lines() -> list[str]:
+    """The `arena` commands of the README's quick start, as written."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Your first bot in five minutes", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #", 1)[0].strip() for line in block.splitlines()
+            if line.startswith("arena ")]
+
+
+@needs_sandbox
+def test_the_readme_quick_start_runs_as_written(tmp_path):
+    lines = quick_start_lines()
+    assert [line.split()[:3] for line in lines] == [
+        ["arena", "bot", "new"], ["arena", "bot", "check"], ["arena", "play", "mandala"],
+        ["arena", "league", "run"]]
+    # From "this folder" (the repository) as the README says: the sample bots are beside.
+    (tmp_path / "sample_bots").symlink_to(ROOT / "sample_bots")
+    for line in lines:
+        args = line.split()[1:]
+        if args[:2] == ["league", "run"]:   # 1 deal, not 20: the same command, shorter
+            args[args.index("--deals") + 1] = "1"
+        done = arena(*args, cwd=tmp_path)
+        assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    assert (tmp_path / "results" / "first").is_dir()
