@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,8 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 GO_TOOLS = ["go", "protoc", "protoc-gen-go", "protoc-gen-go-grpc"]
 CPP_TOOLS = ["g++", "pkg-config", "protoc", "grpc_cpp_plugin"]
+JAVA_TOOLS = ["java", "javac", "jar", "protoc"]
+PROTOBUF_JAR = Path("/usr/share/java/protobuf.jar")
 
 needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
@@ -116,15 +119,15 @@ def test_the_node_starter_passes_bot_check_after_npm_install(tmp_path):
     check(folder)
 
 
-def build_compiled(tmp_path: Path, lang: str, source: str, edit: str) -> Path:
+def build_compiled(tmp_path: Path, lang: str, sources: set[str], edit: str,
+                   built: str = "bot") -> Path:
     """A compiled starter, made and built by its build.sh with no network; the build leaves
     only the sources, the protos and the binary in the folder (all the sandbox shows)."""
     folder = new(tmp_path, f"{lang}-bot", lang)
     assert_made(folder, lang, "./build.sh", edit)
     build(folder, ["./build.sh"])
     assert {path.name for path in folder.iterdir()} == {
-        ".gitignore", "README.md", "bot.toml", "build.sh", source, "proto", "bot"}
-    assert (folder / "bot").read_bytes()[:4] == b"\x7fELF"
+        ".gitignore", "README.md", "bot.toml", "build.sh", "proto", built, *sources}
     return folder
 
 
@@ -133,7 +136,7 @@ def build_compiled(tmp_path: Path, lang: str, source: str, edit: str) -> Path:
                            "golang-github-golang-protobuf-1-5-dev protobuf-compiler "
                            "protoc-gen-go protoc-gen-go-grpc")
 def test_the_go_starter_builds_offline_and_passes_bot_check(tmp_path):
-    folder = build_compiled(tmp_path, "go", "main.go", "choose(match, act, rng)")
+    folder = build_compiled(tmp_path, "go", {"main.go"}, "choose(match, act, rng)")
     linked = subprocess.run(["ldd", str(folder / "bot")], capture_output=True, text=True)
     assert "not a dynamic executable" in linked.stdout + linked.stderr, "Go: one static binary"
     check(folder)
@@ -144,10 +147,26 @@ def test_the_go_starter_builds_offline_and_passes_bot_check(tmp_path):
 @needs(*CPP_TOOLS, packages="g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler "
                             "protobuf-compiler-grpc")
 def test_the_cpp_starter_builds_offline_and_passes_bot_check(tmp_path):
-    folder = build_compiled(tmp_path, "cpp", "main.cc", "Choose(match, act, rng)")
+    folder = build_compiled(tmp_path, "cpp", {"main.cc"}, "Choose(match, act, rng)")
     # Dynamically linked against the system's gRPC: the sandbox shows /usr, so it loads there.
     linked = subprocess.run(["ldd", str(folder / "bot")], capture_output=True, text=True)
     assert "libgrpc++" in linked.stdout and "not found" not in linked.stdout, linked.stdout
+    check(folder)
+
+
+@pytest.mark.skipif(not PROTOBUF_JAR.is_file(), reason=f"no {PROTOBUF_JAR} (apt-get install "
+                                                    "libprotobuf-java)")
+@needs_sandbox
+@needs(*JAVA_TOOLS, packages="default-jdk-headless protobuf-compiler libprotobuf-java")
+def test_the_java_starter_builds_offline_and_passes_bot_check(tmp_path):
+    folder = build_compiled(tmp_path, "java", {"Bot.java", "GrpcUnixClient.java"},
+                            "choose(match, act, rng)", built="bot.jar")
+    # One jar with protobuf-java inside: the sandbox needs only the system's java.
+    with zipfile.ZipFile(folder / "bot.jar") as jar:
+        names = set(jar.namelist())
+    assert {"Bot.class", "GrpcUnixClient.class", "arena/v1/ArenaOuterClass.class",
+            "com/google/protobuf/GeneratedMessageV3.class"} <= names
+    assert BotSpec.load(folder).command[0] == "java"
     check(folder)
 
 
@@ -159,7 +178,6 @@ def test_the_cpp_starter_builds_offline_and_passes_bot_check(tmp_path):
     (["bot", "new", "x", "--lang", "python", "--dir", "missing"], "is not a folder"),
     (["bot", "new", "taken", "--lang", "go"], "taken already exists"),
     (["bot", "new", "x"], "Missing option '--lang'"),
-    (["bot", "new", "x", "--lang", "java"], "no Java starter yet"),
 ])
 def test_bad_input_is_one_line_and_a_non_zero_exit(tmp_path, args, message):
     (tmp_path / "taken").mkdir()

@@ -23,11 +23,6 @@ PLACEHOLDER = "__BOT_NAME__"
 LANGUAGES = ("python", "node", "go", "cpp", "java")
 # Languages that carry the .proto files (Python imports the generated arena.v1 instead).
 NEEDS_PROTOS = frozenset({"node", "go", "cpp", "java"})
-# Languages named by `--lang` whose starter cannot be offered yet, with the one-line reason.
-UNAVAILABLE = {
-    "java": "no Java starter yet: Debian's libgrpc-java has not been shown to reach the "
-            "arena's Unix socket from the sandbox; write the bot in python, node, go or cpp",
-}
 # Files copied with their mode bits set executable (the build scripts).
 EXECUTABLE = frozenset({"build.sh"})
 
@@ -46,8 +41,6 @@ def new_bot(name: str, lang: str, parent: Path) -> Path:
     (one line) and leaves nothing behind when it cannot."""
     if lang not in LANGUAGES:
         raise StarterError(f"unknown language {lang!r}: choose one of {', '.join(LANGUAGES)}")
-    if lang in UNAVAILABLE:
-        raise StarterError(UNAVAILABLE[lang])
     if not BOT_NAME.fullmatch(name):
         raise StarterError(f"bad bot name {name!r}: letters, digits, '-', '_' and '.', at most "
                            "64 characters, not starting with a dot")
