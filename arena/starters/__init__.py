@@ -6,7 +6,9 @@ The templates are package data under arena/starters/<lang>/. Every file is copie
 except that `__BOT_NAME__` becomes the bot's name (in bot.toml, the handshake and the README).
 The languages other than Python speak the protocol themselves, so their folders also get a
 copy of Arena's .proto files (proto/arena/v1/): the sandbox shows a bot only its folder, and
-a copy lets the bot build and run away from this repository.
+a copy lets the bot build and run away from this repository. arena/starters/proto is a
+symbolic link to the repository's proto/ (the one source of the protocol), which an install
+turns into package data, so an installed arena makes starters too.
 """
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ from pathlib import Path
 
 from arena.bots.manifest import BOT_NAME
 from arena.errors import ArenaError
-from arena.protogen import PACKAGE, PROTO_ROOT, proto_files
 
 PLACEHOLDER = "__BOT_NAME__"
 # The order `arena bot new --help` lists them in.
@@ -32,7 +33,7 @@ class StarterError(ArenaError):
 
 
 def template_root(lang: str):
-    """The package-data folder of one language's template."""
+    """The package-data folder of one language's template (or of the protos: "proto")."""
     return resources.files("arena.starters") / lang
 
 
@@ -49,9 +50,10 @@ def new_bot(name: str, lang: str, parent: Path) -> Path:
         raise StarterError(f"{target} already exists: choose another name or --dir")
     if not parent.is_dir():
         raise StarterError(f"{parent} is not a folder")
-    if lang in NEEDS_PROTOS and not proto_files():
-        raise StarterError(f"no .proto files under {PROTO_ROOT / PACKAGE}: `arena bot new "
-                           f"--lang {lang}` runs from a checkout of Arena (pip install -e .)")
+    protos = _protos() if lang in NEEDS_PROTOS else []
+    if lang in NEEDS_PROTOS and not protos:
+        raise StarterError("this installation of Arena has no .proto files under "
+                           f"{template_root('proto')}: reinstall it")
     # Build in a sibling temporary folder and rename at the end: an error half-way (a full
     # disk) leaves no half-made bot that a second try would refuse as "already exists".
     partial = parent / f".{name}.partial"
@@ -59,15 +61,24 @@ def new_bot(name: str, lang: str, parent: Path) -> Path:
     try:
         _copy_template(template_root(lang), partial, name)
         if lang in NEEDS_PROTOS:
-            protos = partial / "proto" / PACKAGE
-            protos.mkdir(parents=True)
-            for source in proto_files():
-                shutil.copyfile(source, protos / source.name)
+            copies = partial / "proto" / "arena" / "v1"
+            copies.mkdir(parents=True)
+            for source in protos:
+                (copies / source.name).write_bytes(source.read_bytes())
         partial.rename(target)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     return target
+
+
+def _protos() -> list:
+    """The protocol's .proto files this installation ships, by name."""
+    folder = template_root("proto") / "arena" / "v1"
+    if not folder.is_dir():
+        return []
+    return sorted((entry for entry in folder.iterdir() if entry.name.endswith(".proto")),
+                  key=lambda entry: entry.name)
 
 
 def _copy_template(source, target: Path, name: str) -> None:
