@@ -94,8 +94,15 @@ def assert_made(folder: Path, lang: str, build_line: str, edit: str) -> None:
             assert PLACEHOLDER not in path.read_text(), path
     readme = (folder / "README.md").read_text()
     assert folder.name in readme and build_line in readme and edit in readme, readme
-    assert "arena bot check ." in readme
+    assert f"arena bot check {folder.name}" in readme
     assert (folder / "proto" / "arena" / "v1" / "arena.proto").is_file() == (lang != "python")
+
+
+def readme_commands(folder: Path) -> list[list[str]]:
+    """The `arena` commands of a starter's README, as written (arguments after `arena`)."""
+    block = (folder / "README.md").read_text().split("## Try", 1)[1].split("```bash\n", 1)[1]
+    return [line.split("  #", 1)[0].split()[1:] for line in block.split("```", 1)[0].splitlines()
+            if line.startswith("arena ")]
 
 
 @needs_sandbox
@@ -103,6 +110,19 @@ def test_the_python_starter_passes_bot_check_as_made(tmp_path):
     folder = new(tmp_path, "py-bot", "python")
     assert_made(folder, "python", "Nothing to build", "act(observation, legal_moves)")
     check(folder)
+    # Its README's commands work as written, from the folder beside the bot's (the league
+    # with 1 deal, not 20), and leave the bot's folder as it was made.
+    before = sorted(path.name for path in folder.iterdir())
+    commands = readme_commands(folder)
+    assert [args[:2] for args in commands] == [["bot", "check"], ["play", "mandala"],
+                                               ["league", "run"]]
+    for args in commands[1:]:
+        if args[:2] == ["league", "run"]:
+            args[args.index("--deals") + 1] = "1"
+        done = arena(*args, cwd=tmp_path)
+        assert done.returncode == 0, f"{args}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    assert (tmp_path / "results" / "try").is_dir()
+    assert sorted(path.name for path in folder.iterdir()) == before
 
 
 @needs_sandbox
@@ -178,6 +198,7 @@ def test_the_java_starter_builds_offline_and_passes_bot_check(tmp_path):
     (["bot", "new", "x", "--lang", "python", "--dir", "missing"], "is not a folder"),
     (["bot", "new", "taken", "--lang", "go"], "taken already exists"),
     (["bot", "new", "x"], "Missing option '--lang'"),
+    (["bot", "new", "x", "--lang", "python", "--dir", "/proc"], "cannot make /proc/x: "),
 ])
 def test_bad_input_is_one_line_and_a_non_zero_exit(tmp_path, args, message):
     (tmp_path / "taken").mkdir()

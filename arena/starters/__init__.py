@@ -66,6 +66,9 @@ def new_bot(name: str, lang: str, parent: Path) -> Path:
             for source in protos:
                 (copies / source.name).write_bytes(source.read_bytes())
         partial.rename(target)
+    except OSError as error:   # a folder it may not write to, a full disk: one line, no trace
+        shutil.rmtree(partial, ignore_errors=True)
+        raise StarterError(f"cannot make {target}: {error.strerror or error}") from None
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise

@@ -49,7 +49,7 @@ int main() {
   const char* token = std::getenv("ARENA_TOKEN");
   if (socket == nullptr || token == nullptr) {
     std::cerr << kName << ": ARENA_SOCKET and ARENA_TOKEN are not set; the arena starts bots"
-              << " (arena bot check . or arena play mandala --bot . --bot random)\n";
+              << " (README.md says how to try this bot)\n";
     return 2;
   }
   // The arena serves this process alone on a Unix socket, in plain (insecure) gRPC.

@@ -65,7 +65,7 @@ func main() {
 	socket, token := os.Getenv("ARENA_SOCKET"), os.Getenv("ARENA_TOKEN")
 	if socket == "" || token == "" {
 		fmt.Fprintln(os.Stderr, name+": ARENA_SOCKET and ARENA_TOKEN are not set; the arena "+
-			"starts bots (arena bot check . or arena play mandala --bot . --bot random)")
+			"starts bots (README.md says how to try this bot)")
 		os.Exit(2)
 	}
 	// The arena serves this process alone on a Unix socket, in plain (insecure) gRPC.

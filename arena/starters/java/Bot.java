@@ -48,7 +48,7 @@ public final class Bot {
     String token = System.getenv("ARENA_TOKEN");
     if (socket == null || token == null) {
       System.err.println(NAME + ": ARENA_SOCKET and ARENA_TOKEN are not set; the arena starts"
-          + " bots (arena bot check . or arena play mandala --bot . --bot random)");
+          + " bots (README.md says how to try this bot)");
       System.exit(2);
     }
     // The arena serves this process alone on a Unix socket, in plain (insecure) gRPC.

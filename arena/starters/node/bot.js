@@ -44,7 +44,7 @@ function main() {
   const token = process.env.ARENA_TOKEN;
   if (!socket || !token) {
     console.error(`${NAME}: ARENA_SOCKET and ARENA_TOKEN are not set; the arena starts bots ` +
-                  "(arena bot check . or arena play mandala --bot . --bot random)");
+                  "(README.md says how to try this bot)");
     process.exit(2);
   }
   // The arena serves this process alone on a Unix socket, in plain (insecure) gRPC.
