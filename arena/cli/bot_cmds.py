@@ -59,8 +59,8 @@ def _progress(row: CheckRow) -> None:
 @click.argument("name")
 @click.option("--lang", required=True, metavar="LANG",
               help="The bot's language: " + "|".join(LANGUAGES) + ".")
-@click.option("--dir", "parent", default=".", show_default=True, type=click.Path(path_type=Path),
-              help="The folder to make the bot's folder NAME in.")
+@click.option("--dir", "parent", default=".", show_default=True, metavar="DIR",
+              type=click.Path(path_type=Path), help="The folder to make the bot's folder NAME in.")
 def new_command(name, lang, parent):
     """Make the folder DIR/NAME: a starter bot in LANG that plays a random legal move in every
     game and passes `arena bot check` once built; its README says how to build it and what
