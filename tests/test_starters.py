@@ -216,6 +216,8 @@ def test_the_default_dir_is_the_working_directory(tmp_path):
     done = arena("bot", "new", "here", "--lang", "python", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert BotSpec.load(tmp_path / "here").command == ("python3", "bot.py")
+    # Made in a temporary folder (0700) and renamed: the bot's folder is opened up again.
+    assert (tmp_path / "here").stat().st_mode & 0o777 == 0o755
 
 
 def quick_start_lines() -> list[str]:

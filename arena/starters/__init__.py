@@ -13,6 +13,7 @@ turns into package data, so an installed arena makes starters too.
 from __future__ import annotations
 
 import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -54,11 +55,12 @@ def new_bot(name: str, lang: str, parent: Path) -> Path:
     if lang in NEEDS_PROTOS and not protos:
         raise StarterError("this installation of Arena has no .proto files under "
                            f"{template_root('proto')}: reinstall it")
-    # Build in a sibling temporary folder and rename at the end: an error half-way (a full
-    # disk) leaves no half-made bot that a second try would refuse as "already exists".
-    partial = parent / f".{name}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
+    # Build in a new sibling temporary folder and rename at the end: an error half-way (a
+    # full disk) leaves no half-made bot that a second try would refuse as "already exists".
+    partial = None
     try:
+        partial = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=parent))
+        partial.chmod(0o755)   # mkdtemp's 0700 would keep the folder from its other users
         _copy_template(template_root(lang), partial, name)
         if lang in NEEDS_PROTOS:
             copies = partial / "proto" / "arena" / "v1"
@@ -67,12 +69,17 @@ def new_bot(name: str, lang: str, parent: Path) -> Path:
                 (copies / source.name).write_bytes(source.read_bytes())
         partial.rename(target)
     except OSError as error:   # a folder it may not write to, a full disk: one line, no trace
-        shutil.rmtree(partial, ignore_errors=True)
+        _remove(partial)
         raise StarterError(f"cannot make {target}: {error.strerror or error}") from None
     except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
+        _remove(partial)
         raise
     return target
+
+
+def _remove(partial: Path | None) -> None:
+    if partial is not None:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def _protos() -> list:
@@ -85,7 +92,7 @@ def _protos() -> list:
 
 
 def _copy_template(source, target: Path, name: str) -> None:
-    target.mkdir()
+    """Copies the template folder `source` into the existing folder `target`."""
     for entry in source.iterdir():
         if entry.name in ("__pycache__", "__init__.py"):
             continue
@@ -93,6 +100,7 @@ def _copy_template(source, target: Path, name: str) -> None:
         # data and some packaging tools drop hidden files.
         destination = target / (f".{entry.name}" if entry.name == "gitignore" else entry.name)
         if entry.is_dir():
+            destination.mkdir()
             _copy_template(entry, destination, name)
             continue
         data = entry.read_bytes()
