@@ -1,5 +1,6 @@
 """An installed Arena (not editable, not a checkout) finds what it ships: the sample bots the
-benchmarks play, as package data."""
+benchmarks play, and the starters of `arena bot new` with the .proto files they copy, as
+package data."""
 from __future__ import annotations
 
 import shutil
@@ -36,3 +37,14 @@ def test_a_non_editable_install_finds_the_sample_bots(tmp_path):
     # go-random's build.sh) are left out rather than shipped half made.
     for name in ("node-random", "go-random"):
         assert not (target / "sample_bots" / name).exists(), f"an install ships {name}"
+    # `arena bot new` from the install: the template and a copy of the protos (package data
+    # there, a symbolic link to proto/ in a checkout), the build script still executable.
+    made = subprocess.run([sys.executable, "-c", "from arena.cli import main; main()", "bot",
+                           "new", "mine", "--lang", "go", "--dir", str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
+    assert made.returncode == 0, made.stderr
+    bot = tmp_path / "mine"
+    assert sorted(path.name for path in (bot / "proto" / "arena" / "v1").iterdir()) == sorted(
+        path.name for path in (ROOT / "proto" / "arena" / "v1").glob("*.proto"))
+    assert (bot / "build.sh").stat().st_mode & 0o100 and (bot / "main.go").is_file()

@@ -1,5 +1,8 @@
-"""`arena bot check FOLDER`: the compliance run of one bot folder, as a table."""
+"""`arena bot check FOLDER`: the compliance run of one bot folder, as a table; `arena bot new
+NAME --lang LANG`: a starter bot folder in one of the supported languages."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 from tabulate import tabulate
@@ -7,12 +10,13 @@ from tabulate import tabulate
 from arena.botcheck import CheckRow, check_bot
 from arena.cli import main
 from arena.clock import TimeControl
+from arena.starters import LANGUAGES, new_bot
 from engine import registry
 
 
 @main.group()
 def bot() -> None:
-    """Bot authors' tools: check a bot folder before a league."""
+    """Bot authors' tools: start a bot from a template, check a bot folder before a league."""
 
 
 @bot.command("check")
@@ -58,3 +62,19 @@ def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_san
 
 def _progress(row: CheckRow) -> None:
     click.echo(f"  {row.check}: {row.result}", err=True)
+
+
+@bot.command("new")
+@click.argument("name")
+@click.option("--lang", required=True, metavar="LANG",
+              help="The bot's language: " + "|".join(LANGUAGES) + ".")
+@click.option("--dir", "parent", default=".", show_default=True, metavar="DIR",
+              type=click.Path(path_type=Path), help="The folder to make the bot's folder NAME in.")
+def new_command(name, lang, parent):
+    """Make the folder DIR/NAME: a starter bot in LANG that plays a random legal move in every
+    game and passes `arena bot check` once built; its README says how to build it and what
+    to edit."""
+    folder = new_bot(name, lang, parent)
+    readme = folder / "README.md"
+    click.echo(f"made {folder} ({lang}); next: read {readme}, build it if it says so, then "
+               f"`arena bot check {folder}`")
