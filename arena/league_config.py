@@ -89,6 +89,9 @@ class RunPlan:
     sandbox: bool = True
     log_dir: str | None = None
     """Where bot processes' stderr logs go (one file per bot version)."""
+    pool_bots: int | None = None
+    """Most bot processes one worker keeps at once (None: the bot host's default): a service's
+    workers live for days and meet every version of its ladders, so their pools are capped."""
 
 
 # -- from a file and flags ----------------------------------------------------------------------

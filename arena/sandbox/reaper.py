@@ -8,7 +8,8 @@ machine reboots. Two things prevent it:
 - `watch(folders)`: the first time an arena process makes a bot cgroup it starts a reaper,
   a small process of its own session that waits for the arena process to end (a pidfd), then
   kills the processes of every bot cgroup that process made (`<pid>-<n>`), thaws them so the
-  kill lands, and removes the cgroups. It outlives the arena by the moment this takes.
+  kill lands, and removes the cgroups. It outlives the arena by the moment this takes. In a
+  Ray actor (`detach()`) the reaper is no child of the arena process, as Ray ends those.
 - `end_bot_cgroups(...)`, which the next arena command runs too (`cgroups.sweep_orphans`) for
   any bot cgroup whose owner is gone, should the reaper have been killed with the arena.
 
@@ -124,6 +125,17 @@ def watched() -> set[int]:
 
 _started_for: int | None = None   # the pid whose reaper runs (a forked child needs its own)
 _lock = threading.Lock()
+_detached = False
+_PIDFD_VARIABLE = "ARENA_REAPER_PIDFD"   # a detached reaper's descriptor of its arena process
+_DETACH_VARIABLE = "ARENA_REAPER_DETACH"
+
+
+def detach() -> None:
+    """Makes this process's reaper no child of it: a Ray actor's process must call this
+    before its first bot, as Ray ends every child of an actor's process when the actor ends
+    (gracefully or killed), a reaper in its own session included, before it could work."""
+    global _detached
+    _detached = True
 
 
 def watch(folders: list[str]) -> None:
@@ -135,17 +147,33 @@ def watch(folders: list[str]) -> None:
             return
         # -I -S: an isolated interpreter that starts in milliseconds; a session of its own, so
         # the terminal's Ctrl-C and a kill of the arena's process group leave it to its job.
-        subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__),
-                          str(os.getpid()), *folders],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+        command = [sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid()),
+                   *folders]
+        quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+                 "stderr": subprocess.DEVNULL, "start_new_session": True}
+        if _detached and hasattr(os, "pidfd_open"):
+            # A go-between starts the reaper and exits, so init adopts it; it watches this
+            # process through a pidfd of this very process (no pid that could be reused).
+            pidfd = os.pidfd_open(os.getpid())
+            try:
+                subprocess.run(command, pass_fds=(pidfd,), env={
+                    **os.environ, _PIDFD_VARIABLE: str(pidfd), _DETACH_VARIABLE: "1"}, **quiet)
+            finally:
+                os.close(pidfd)
+        else:
+            subprocess.Popen(command, close_fds=True, **quiet)
         _started_for = os.getpid()
 
 
 # -- the reaper's side --------------------------------------------------------------------------
 
 def _wait_for_end(owner: int) -> None:
-    """Returns once process `owner` (this reaper's parent) has ended."""
+    """Returns once process `owner` (this reaper's parent, or the process of the pidfd a
+    detached reaper was given) has ended."""
+    given = os.environ.get(_PIDFD_VARIABLE)
+    if given is not None:
+        select.select([int(given)], [], [])
+        return
     try:
         pidfd = os.pidfd_open(owner)
     except (OSError, AttributeError):
@@ -162,6 +190,12 @@ def _wait_for_end(owner: int) -> None:
 def main(argv: list[str]) -> None:
     for number in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)   # outlives the arena, and only by its job
+    if os.environ.pop(_DETACH_VARIABLE, None):   # the go-between (see `watch`)
+        subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), *argv],
+                         pass_fds=(int(os.environ[_PIDFD_VARIABLE]),), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+        return
     owner, folders = int(argv[0]), argv[1:]
     _wait_for_end(owner)
     for groups in owned_by(folders, owner).values():
