@@ -27,7 +27,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from arena.errors import HostError
+from arena.errors import ArenaError, HostError
 from arena.league_config import LeagueError, RunPlan
 from arena.schedule import MatchSpec
 from arena.store import FinishedMatch
@@ -109,7 +109,14 @@ class LeagueWorker:
         reaper.detach()   # Ray ends the actor's children with it: its reaper must not be one
         self.plan = plan
         self.index = index
-        self.source = SeatSource(plan)
+        self.source: SeatSource | None = None
+        self.failed: ArenaError | None = None
+        try:
+            self.source = SeatSource(plan)
+        except ArenaError as error:
+            # Raised by its first match instead: an actor whose creation fails is only seen
+            # as dead, and started again and again, the error (a host fault) unsaid.
+            self.failed = error
 
     def pid(self) -> int:
         """The actor's process id (for tests that kill their own actors)."""
@@ -117,19 +124,22 @@ class LeagueWorker:
 
     def play(self, spec: MatchSpec, plan: RunPlan | None = None) -> FinishedMatch:
         """Plays one match; `plan` (a kept pool's run) replaces the actor's plan first."""
+        if self.failed is not None:
+            raise self.failed
         if plan is not None and plan != self.plan:
             self.source.adopt(plan)
             self.plan = plan
         return play_spec(self.source, self.plan, spec, self.index)
 
     def close(self) -> None:
-        self.source.close()
+        if self.source is not None:
+            self.source.close()
 
     def __ray_shutdown__(self) -> None:
         """Ray calls this when the actor ends gracefully (`__ray_terminate__`, its handles
         dropped): its bots end, frozen ones thawed first, while the actor can still remove
         their cgroups (Ray then ends the actor's children, whatever they were doing)."""
-        self.source.close()
+        self.close()
 
 
 class RayPool(Dispatcher):
@@ -262,7 +272,7 @@ class RayTransport(Transport):
             cause = error.as_instanceof_cause()
             if isinstance(cause, HostError):
                 raise HostError(str(cause).splitlines()[-1]) from None
-            if isinstance(cause, LeagueError):
+            if isinstance(cause, ArenaError):   # what the actor could say in one line
                 raise LeagueError(str(cause).splitlines()[-1]) from None
             raise
 

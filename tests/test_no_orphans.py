@@ -69,8 +69,9 @@ def test_a_league_killed_with_kill_9_leaves_no_bot(tmp_path):
 @pytest.mark.parametrize("executor", ["local", pytest.param("ray", marks=pytest.mark.slow)])
 def test_a_league_worker_killed_with_kill_9_leaves_no_bot_and_the_league_goes_on(tmp_path,
                                                                                  executor):
-    """On Ray the worker is an actor: Ray ends every child of an actor's process when it
-    dies, so the actor's reaper is none of them (reaper.detach)."""
+    """On Ray the worker is an actor, killed by its pid as any process: its bots end all the
+    same (by its reaper, which Ray does not end with it: reaper.detach; or by the sweep of
+    the actor that replaces it)."""
     arena = start("league", "run", "--game", "mandala", "--bot", str(SLOW), "--bot", str(RANDOM),
                   "--deals", "3", "--seed", "1", "--workers", "1", "--move-time", "5",
                   "--quiet", "--skip-check", "--executor", executor,

@@ -82,10 +82,26 @@ def test_a_kept_pool_plays_batch_after_batch_on_the_same_workers_with_flat_bots(
     assert not bot_cgroups(set().union(*map(set, workers)))   # close() ended them all
 
 
+def kept_pool(executor: str):
+    """A kept pool of one worker: a local process, or an actor of a Ray instance of this
+    test's own (stopped by `stop_ray`)."""
+    if executor == "local":
+        return ProcessPool(1, keep=True)
+    from arena.ray_pool import RayPool
+    return RayPool(1, quiet=True, keep=True)
+
+
+def stop_ray(executor: str) -> None:
+    if executor == "ray":
+        import ray
+        ray.shutdown()
+
+
+@pytest.mark.parametrize("executor", ["local", pytest.param("ray", marks=pytest.mark.slow)])
 def test_a_host_fault_pauses_the_ladder_and_its_matches_are_played_later_uncharged(
-        tmp_path, caplog):
+        tmp_path, caplog, executor):
     db, ladder = ladder_db(tmp_path, {"random": SAMPLES / "random", "first": SAMPLES / "first"})
-    pool = ProcessPool(1, keep=True)
+    pool = kept_pool(executor)
     player = MatchPlayer(db, [ladder], pool, LeagueKey.new(), 1, tmp_path / "logs", seed=4,
                          tables=2)
     player.host_pause = 0.5
@@ -107,6 +123,7 @@ def test_a_host_fault_pauses_the_ladder_and_its_matches_are_played_later_uncharg
         assert player.turn(ladder) == 4
     finally:
         pool.close()
+        stop_ray(executor)
     stored = db.query("SELECT id, forfeit_seat FROM matches")
     assert sorted(match_id for match_id, _ in stored) == sorted(unplayed)   # the same matches
     assert all(seat is None for _, seat in stored)
