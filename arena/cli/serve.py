@@ -53,7 +53,8 @@ def serve(data, host, port, ladders, workers, executor, ray_address, move_time, 
     options = service.ServeOptions(
         data=data, host=host, port=port, ladders=wanted, workers=count,
         time_control=time_control,
-        submissions_per_hour=submissions_per_hour or service.DEFAULT_SUBMISSIONS_PER_HOUR)
+        submissions_per_hour=submissions_per_hour or service.DEFAULT_SUBMISSIONS_PER_HOUR,
+        watch_load=ray_address is None)   # else the matches run on the cluster's machines
     try:
         service.serve(options, executor)
     finally:

@@ -42,6 +42,9 @@ class ServeOptions:
     time_control: dict
     submissions_per_hour: int = DEFAULT_SUBMISSIONS_PER_HOUR
     limits: UploadLimits = UploadLimits()
+    watch_load: bool = True
+    """Warn while this machine's load keeps its matches from their cores (off when they run
+    on a Ray cluster elsewhere)."""
 
 
 def parse_ladder(text: str) -> tuple[str, int]:
@@ -117,21 +120,23 @@ def serve(options: ServeOptions, executor: Dispatcher) -> None:
     (db.folder / "logs").mkdir(exist_ok=True)
     player = MatchPlayer(db, list(ladders.values()), executor, key, options.workers,
                          db.folder / "logs")
-    load = LoadWatch(options.workers)
+    load = LoadWatch(options.workers) if options.watch_load else None
     admission = Admission(db, ladders, compliance_check, sample_check,
                           on_admitted=player.news.set)
     app = create_app(Service(db, ladders, options.limits, options.submissions_per_hour,
                              on_submission=admission.news.set))
     admission.start()
     player.start()
-    load.start()
+    if load is not None:
+        load.start()
     print(f"arena serve: {', '.join(ladders)} from {db.folder} on "
           f"http://{options.host}:{options.port}/", file=sys.stderr, flush=True)
     try:
         uvicorn.run(app, host=options.host, port=options.port, log_level="warning",
                     server_header=False)
     finally:
-        load.stop()
+        if load is not None:
+            load.stop()
         admission.stop()
         player.stop()
         # The player ends its workers and their bots as it stops; whatever it cannot end in
