@@ -82,6 +82,25 @@ def test_a_kept_pool_plays_batch_after_batch_on_the_same_workers_with_flat_bots(
     assert not bot_cgroups(set().union(*map(set, workers)))   # close() ended them all
 
 
+def test_a_kept_worker_killed_between_batches_is_replaced_and_its_bots_end(tmp_path):
+    db, ladder = ladder_db(tmp_path, {"random": SAMPLES / "random", "first": SAMPLES / "first"})
+    pool = ProcessPool(1, keep=True)
+    player = MatchPlayer(db, [ladder], pool, LeagueKey.new(), 1, tmp_path / "logs", seed=5,
+                         tables=1)
+    try:
+        assert player.turn(ladder) == 2
+        [worker] = pool.pids()
+        pids = members(bot_cgroups({worker}))
+        assert pids   # its pool holds the bots between batches
+        os.kill(worker, signal.SIGKILL)
+        assert_all_gone({worker}, pids)   # its reaper ends them
+        assert player.turn(ladder) == 2   # the next batch finds it dead and starts another
+        assert pool.pids() != [worker] and pool.restarts == 1
+    finally:
+        pool.close()
+    assert db.match_count(ladder.id) == 4
+
+
 def kept_pool(executor: str):
     """A kept pool of one worker: a local process, or an actor of a Ray instance of this
     test's own (stopped by `stop_ray`)."""
