@@ -27,8 +27,8 @@ from arena.workers import Dispatcher, ProcessPool
 @click.option("--ladder", "ladders", multiple=True, metavar="GAME:PLAYERS",
               help="A ladder to serve (repeatable; default mandala:2).")
 @click.option("--workers", type=int, default=None,
-              help="Matches played at once (default: the machine's cores; with Ray, the "
-                   "cluster's CPUs).")
+              help="Matches played at once (default, and at most: the machine's cores; "
+                   "with Ray, the cluster's CPUs).")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
               show_default=True, help="Where matches run: local processes or Ray actors.")
 @click.option("--ray-address", default=None, metavar="ADDRESS",
