@@ -98,6 +98,9 @@ class RunPlan:
     """(bot name, log file name in `log_dir`) for bots whose log is not named after their
     manifest name and version: the service keeps one log per author and version, since two
     authors may submit byte-identical bots."""
+    pool_bots: int | None = None
+    """Most bot processes one worker keeps at once (None: the bot host's default): a service's
+    workers live for days and meet every version of its ladders, so their pools are capped."""
 
 
 # -- from a file and flags ----------------------------------------------------------------------

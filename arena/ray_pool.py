@@ -14,6 +14,10 @@ league joins that running cluster. Every node must have Arena installed and bubb
 the bot folders at the same absolute paths as on the machine that runs the league (bot
 versions are checked on every node). Each worker needs one CPU of the cluster: a league asking
 for more workers than the cluster has CPUs is refused at start, never left waiting.
+
+A kept pool (`keep=True`, the service's) keeps its actors, their bots and Ray across runs,
+each run's plan riding along with its matches; an actor that ends gracefully ends its bots
+(`LeagueWorker.__ray_shutdown__`), and one killed leaves them to its process's reaper.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from arena.errors import ArenaError, HostError
 from arena.league_config import LeagueError, RunPlan
 from arena.schedule import MatchSpec
 from arena.store import FinishedMatch
@@ -32,6 +37,8 @@ log = logging.getLogger(__name__)
 
 STALL_NOTE_SECONDS = 60.0
 """After this long without a finished match, say what the cluster is short of."""
+CLOSE_SECONDS = 10.0
+"""How long actors get to end their bots when a pool closes, before they are killed."""
 
 
 def _ray():
@@ -92,30 +99,53 @@ def _check_token(address: str) -> None:
 
 
 class LeagueWorker:
-    """What runs in one Ray actor: a worker's bots and the matches handed to it."""
+    """What runs in one Ray actor: a worker's bots and the matches handed to it. Its bots end
+    with it: `close` or Ray's graceful end of the actor (`__ray_shutdown__`) thaws and ends
+    them; when the actor is killed instead, its process's reaper does (arena.sandbox.reaper).
+    """
 
     def __init__(self, plan: RunPlan, index: int):
         self.plan = plan
         self.index = index
-        self.source = SeatSource(plan)
+        self.source: SeatSource | None = None
+        self.failed: ArenaError | None = None
+        try:
+            self.source = SeatSource(plan)
+        except ArenaError as error:
+            # Raised by its first match instead: an actor whose creation fails is only seen
+            # as dead, and started again and again, the error (a host fault) unsaid.
+            self.failed = error
 
     def pid(self) -> int:
         """The actor's process id (for tests that kill their own actors)."""
         return os.getpid()
 
-    def play(self, spec: MatchSpec) -> FinishedMatch:
+    def play(self, spec: MatchSpec, plan: RunPlan | None = None) -> FinishedMatch:
+        """Plays one match; `plan` (a kept pool's run) replaces the actor's plan first."""
+        if self.failed is not None:
+            raise self.failed
+        if plan is not None and plan != self.plan:
+            self.source.adopt(plan)
+            self.plan = plan
         return play_spec(self.source, self.plan, spec, self.index)
 
     def close(self) -> None:
-        self.source.close()
+        if self.source is not None:
+            self.source.close()
+
+    def __ray_shutdown__(self) -> None:
+        """Ray calls this when the actor ends gracefully (`__ray_terminate__`, its handles
+        dropped): its bots end, frozen ones thawed first, while the actor can still remove
+        their cgroups (Ray then ends the actor's children, whatever they were doing)."""
+        self.close()
 
 
 class RayPool(Dispatcher):
     """Matches on Ray actors, `workers` of them (default: the cluster's CPUs)."""
 
     def __init__(self, workers: int | None = None, address: str | None = None,
-                 quiet: bool = False):
-        super().__init__(workers)
+                 quiet: bool = False, *, keep: bool = False):
+        super().__init__(workers, keep=keep)
         self.address = address
         self.quiet = quiet
         self._started_ray = False
@@ -173,11 +203,18 @@ class RayPool(Dispatcher):
             _ray().shutdown()
             self._started_ray = False
 
+    def cpus(self) -> int:
+        """The CPUs of the cluster (joined or started first)."""
+        self.connect(stay=self.keep)
+        return int(_ray().cluster_resources().get("CPU", 0))
+
     def open(self, plan: RunPlan) -> tuple[Transport, int]:
-        self.connect()
+        self.connect(stay=self.keep)
         ray = _ray()
         count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        return RayTransport(ray, plan, on_close=self.shutdown), count
+        # A kept pool's Ray stays up between runs (it stops at exit); a league's stops after.
+        return RayTransport(ray, plan, on_close=(lambda: None) if self.keep
+                            else self.shutdown), count
 
 
 class RayTransport(Transport):
@@ -195,13 +232,19 @@ class RayTransport(Transport):
         self.actors: dict[int, Any] = {}
         self.in_flight: dict[Any, tuple[int, MatchSpec]] = {}   # ObjectRef -> (worker, spec)
         self.pids: dict[int, Any] = {}   # worker -> ObjectRef of its pid, until logged
+        self.plan_ref = None   # the plan of a kept pool's later runs, in Ray's object store
 
     def start(self, index: int) -> None:
         self.actors[index] = self.actor_class.remote(self.plan, index)
         self.pids[index] = self.actors[index].pid.remote()   # answered before any match
 
+    def use(self, plan: RunPlan) -> None:
+        if plan != self.plan:
+            self.plan = plan
+            self.plan_ref = self.ray.put(plan)   # each play call carries it, sent once
+
     def hand(self, index: int, spec: MatchSpec) -> None:
-        self.in_flight[self.actors[index].play.remote(spec)] = (index, spec)
+        self.in_flight[self.actors[index].play.remote(spec, self.plan_ref)] = (index, spec)
 
     def next_event(self) -> Done | Died:
         ray = self.ray
@@ -225,13 +268,22 @@ class RayTransport(Transport):
             return Died(index, str(error).splitlines()[0] if str(error) else "actor died")
         except ray.exceptions.RayTaskError as error:
             cause = error.as_instanceof_cause()
-            if isinstance(cause, LeagueError):
+            if isinstance(cause, HostError):
+                raise HostError(str(cause).splitlines()[-1]) from None
+            if isinstance(cause, ArenaError):   # what the actor could say in one line
                 raise LeagueError(str(cause).splitlines()[-1]) from None
             raise
 
     def close(self, at_once: bool) -> None:
+        """Ends the actors: after their matches, each ending its bots (`__ray_shutdown__`),
+        or `at_once` with ray.kill (its reaper ends its bots then); one that does not end
+        within CLOSE_SECONDS is killed."""
         try:
+            if not at_once:
+                ending = [actor.__ray_terminate__.remote() for actor in self.actors.values()]
+                self.ray.wait(ending, num_returns=len(ending), timeout=CLOSE_SECONDS)
             for actor in self.actors.values():
-                self.ray.kill(actor)   # ends the actor's process, and its bots with it
+                self.ray.kill(actor)   # a no-op for an actor that has ended
         finally:
+            self.actors.clear()
             self.on_close()

@@ -6,6 +6,7 @@ yields `FinishedMatch`es in any order. `ProcessPool` runs them on local worker p
 each with its own bot host (a pool of bot processes reused across matches, or fresh per match
 with `fresh_bots`); another executor (Ray actors, arena.ray_pool) only needs to call
 `play_spec` where the workers are. Workers die with the league process (`kill -9` included).
+A kept executor (`keep=True`, the service's) keeps its workers and their bots across runs.
 """
 from __future__ import annotations
 
@@ -44,29 +45,61 @@ _ARENA_ROOT = str(Path(__file__).resolve().parent.parent)
 # -- playing one match (what every executor's workers do) -------------------------------------
 
 class SeatSource:
-    """A worker's bots for the whole league: hands out seats, keeps bot processes between
-    matches (or starts them fresh for each match with `fresh_bots`)."""
+    """A worker's bots: hands out seats, keeps bot processes between matches (or starts them
+    fresh for each match with `fresh_bots`), for one league or, with `adopt`, for every
+    batch a service worker plays."""
 
     def __init__(self, plan: RunPlan):
         self.plan = plan
         self.stack = ExitStack()
         self.specs: dict[str, Any] = {}
-        folders = [bot for bot in plan.bots if not bot.source.startswith(BUILTIN)]
         self.host = None
-        if folders:
-            from arena.bots import BotHost, BotSpec   # gRPC is only loaded where bots run
-            for bot in folders:
-                spec = BotSpec.load(bot.source)
-                if spec.version != bot.version:
-                    raise LeagueError(
-                        f"bot {bot.name} ({bot.source}) changed while the league ran (version "
-                        f"{bot.version[:8]}, now {spec.version[:8]}): restore it and resume")
-                self.specs[bot.name] = spec
+        self._load(plan)
+
+    def adopt(self, plan: RunPlan) -> None:
+        """Plays `plan`'s matches from now on, keeping the bot processes of the last plans:
+        a bot still in it reuses its idle processes (no start-up on its first move), the
+        others wait in the pool until its cap (`RunPlan.pool_bots`) ends the oldest."""
+        if plan == self.plan:
+            return
+        if (plan.sandbox, plan.log_dir, plan.fresh_bots, plan.pool_bots) != (
+                self.plan.sandbox, self.plan.log_dir, self.plan.fresh_bots, self.plan.pool_bots):
+            raise LeagueError("a worker's bots are kept only for plans of the same sandbox, "
+                              "log folder and pool: start a new executor for this run")
+        self._load(plan)
+        self.plan = plan
+
+    def _load(self, plan: RunPlan) -> None:
+        folders = [bot for bot in plan.bots if not bot.source.startswith(BUILTIN)]
+        if not folders:
+            self.specs = {}
+            return
+        from arena.bots import BotHost, BotSpec   # gRPC is only loaded where bots run
+        specs = {}
+        for bot in folders:
+            known = self.specs.get(bot.name)
+            if known is not None and known.version == bot.version \
+                    and str(known.folder) == str(Path(bot.source).resolve()):
+                specs[bot.name] = known
+                continue
+            if not Path(bot.source).is_dir():   # it was there when the plan was made
+                raise HostError(f"the host could not start bot {bot.name}: its folder "
+                                f"{bot.source} is gone (not the bot's fault: its matches are "
+                                "not played; restore the folder and play them again)")
+            spec = BotSpec.load(bot.source)
+            if spec.version != bot.version:
+                raise LeagueError(
+                    f"bot {bot.name} ({bot.source}) changed while the league ran (version "
+                    f"{bot.version[:8]}, now {spec.version[:8]}): restore it and resume")
+            specs[bot.name] = spec
+        self.specs = specs
+        if self.host is None:
+            options = {} if plan.pool_bots is None else {"max_bots": plan.pool_bots}
             self.host = self.stack.enter_context(BotHost(
                 unsafe_no_sandbox=not plan.sandbox, log_dir=plan.log_dir,
-                fresh_per_match=plan.fresh_bots))
-            for name, log_name in plan.log_names:
-                self.host.log_names[self.specs[name]] = log_name
+                fresh_per_match=plan.fresh_bots, **options))
+        for name, log_name in plan.log_names:   # every plan's: a kept worker meets new bots
+            self.host.log_names[self.specs[name]] = log_name
 
     def seats(self, names: Sequence[str]) -> list[Seat]:
         """One seat per name; close them after the match (that returns bots to the pool).
@@ -164,16 +197,23 @@ class Transport(ABC):
         """Starts worker `index` (again, after it died)."""
 
     @abstractmethod
+    def use(self, plan: RunPlan) -> None:
+        """Plays `plan`'s matches from the next spec handed on (a kept executor's next run),
+        on the workers started and those started later."""
+
+    @abstractmethod
     def hand(self, index: int, spec: MatchSpec) -> None:
         """Queues one match on worker `index`; a dead worker is reported by next_event."""
 
     @abstractmethod
     def next_event(self) -> Done | Died:
-        """Waits for the next thing a worker did; LeagueError when a worker reports one."""
+        """Waits for the next thing a worker did; LeagueError when a worker reports one,
+        HostError when it reports a fault of the host."""
 
     @abstractmethod
     def close(self, at_once: bool) -> None:
-        """Ends every worker: after their matches, or `at_once` (dropping matches in flight)."""
+        """Ends every worker: after their matches, or `at_once` (dropping matches in flight).
+        Either way each worker ends its bots (thawed first, so the kill lands)."""
 
 
 class Dispatcher(Executor):
@@ -181,46 +221,79 @@ class Dispatcher(Executor):
 
     Each worker holds at most AHEAD specs (one playing, one waiting), so a fast worker takes
     more matches than a slow one and a stopped league loses at most AHEAD per worker. A worker
-    that dies is started again and replays the matches it held, at most MAX_RESTARTS times.
+    that dies is started again and replays the matches it held, at most MAX_RESTARTS times
+    per run.
+
+    With `keep` (the service), the workers and their bot pools stay up between runs, each
+    run handing them its plan; `close()` ends them. A run that ends early (an error, a
+    stop) ends them at once, so no match of it can finish into the next run.
     """
 
     AHEAD = 2
     MAX_RESTARTS = 5
 
-    def __init__(self, workers: int | None):
+    def __init__(self, workers: int | None, *, keep: bool = False):
         if workers is not None and workers < 1:
             raise LeagueError(f"--workers must be at least 1, not {workers}")
         self.workers = workers
+        self.keep = keep
         self.restarts = 0
+        self._transport: Transport | None = None
+        self._count = 0
+        self._started: set[int] = set()
 
     @abstractmethod
     def open(self, plan: RunPlan) -> tuple[Transport, int]:
         """A transport for this run and how many workers it can run at once."""
 
+    @property
+    def size(self) -> int:
+        """Workers of the open transport (0 before the first run)."""
+        return self._count if self._transport is not None else 0
+
     def run(self, plan: RunPlan, specs: Sequence[MatchSpec]) -> Iterator[FinishedMatch]:
         if not specs:
             return
-        transport, count = self.open(plan)
+        # Per run: a service's executor lives for days, and old deaths say nothing of now.
+        self.restarts = 0
+        if self._transport is None:
+            self._transport, self._count = self.open(plan)
+            self._started = set()
+        transport = self._transport
+        transport.use(plan)
         todo = list(reversed(specs))   # pop() from the end keeps schedule order
-        handed: dict[int, list[MatchSpec]] = {index: [] for index in range(min(count,
+        handed: dict[int, list[MatchSpec]] = {index: [] for index in range(min(self._count,
                                                                                len(specs)))}
         try:
             for index in handed:
-                transport.start(index)
+                if index not in self._started:
+                    transport.start(index)
+                    self._started.add(index)
                 self._fill(transport, index, handed[index], todo)
             while any(handed.values()):
                 event = transport.next_event()
-                held = handed[event.worker]
+                held = handed.get(event.worker)
                 if isinstance(event, Died):
-                    if held:   # else it ended after its last match, as it should
+                    if held:   # else it ended after its last match (or idle, between runs)
                         self._restart(transport, event, held, todo)
                         self._fill(transport, event.worker, held, todo)
+                    elif self.keep:
+                        self._started.discard(event.worker)   # started again when needed
                     continue
                 held.remove(event.match.spec)
                 self._fill(transport, event.worker, held, todo)
                 yield event.match
         finally:
-            transport.close(at_once=any(handed.values()))
+            unfinished = any(handed.values())
+            if unfinished or not self.keep:
+                self._transport = None
+                transport.close(at_once=unfinished)
+
+    def close(self) -> None:
+        """Ends the workers a kept executor holds between runs, and their bots."""
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close(at_once=False)
 
     def _fill(self, transport: Transport, index: int, held: list[MatchSpec],
               todo: list[MatchSpec]) -> None:
@@ -298,6 +371,9 @@ def worker_main() -> None:
         return   # stopped before it began
     try:
         source = SeatSource(plan)
+    except HostError as error:
+        _send(results, ("host", str(error)))
+        return
     except ArenaError as error:
         _send(results, ("error", str(error)))
         return
@@ -307,9 +383,18 @@ def worker_main() -> None:
     try:
         while (spec := _receive(tasks)) is not None:
             try:
+                if isinstance(spec, RunPlan):   # a kept worker's next run
+                    source.adopt(spec)
+                    plan = spec
+                    continue
                 _send(results, ("done", play_spec(source, plan, spec, worker)))
+            except HostError as error:
+                _send(results, ("host", f"match {spec.id}: {error}"
+                                if isinstance(spec, MatchSpec) else str(error)))
+                return
             except ArenaError as error:
-                _send(results, ("error", f"match {spec.id}: {error}"))
+                _send(results, ("error", f"match {spec.id}: {error}"
+                                if isinstance(spec, MatchSpec) else str(error)))
                 return
             except Exception:
                 _send(results, ("crash", f"match {spec.id}:\n{traceback.format_exc()}"))
@@ -326,11 +411,19 @@ def worker_main() -> None:
 class ProcessPool(Dispatcher):
     """Local worker processes, each with its own bot host; matches go to whichever is free."""
 
-    def __init__(self, workers: int):
-        super().__init__(workers)
+    def __init__(self, workers: int, *, keep: bool = False):
+        super().__init__(workers, keep=keep)
 
     def open(self, plan: RunPlan) -> tuple[Transport, int]:
         return LocalTransport(plan), self.workers
+
+    def pids(self) -> list[int]:
+        """The worker processes running now (a kept pool's, between runs too)."""
+        transport = self._transport
+        if not isinstance(transport, LocalTransport):
+            return []
+        return [process.pid for process in transport.processes.values()
+                if process.poll() is None]
 
 
 class LocalTransport(Transport):
@@ -357,6 +450,12 @@ class LocalTransport(Transport):
         threading.Thread(target=_read_results, args=(index, process.stdout, self.inbox),
                          name=f"arena-league-worker-{index}", daemon=True).start()
 
+    def use(self, plan: RunPlan) -> None:
+        if plan != self.plan:
+            self.plan = plan
+            for process in self.processes.values():
+                self._send(process, plan)
+
     def hand(self, index: int, spec: MatchSpec) -> None:
         self._send(self.processes[index], spec)
 
@@ -366,6 +465,8 @@ class LocalTransport(Transport):
             code = self.processes[index].wait()
             return Died(index, f"killed by signal {-code}" if code < 0 else f"exit status {code}")
         kind, payload = message
+        if kind == "host":
+            raise HostError(payload)
         if kind == "error":
             raise LeagueError(payload)
         if kind != "done":

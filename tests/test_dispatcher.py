@@ -1,6 +1,7 @@
 """The league Dispatcher, over a fake transport (the rules of dealing matches, without
 processes): every match is played exactly once, no worker holds more than AHEAD matches, a
-worker that dies replays what it held, and too many deaths stop the league in one line.
+worker that dies replays what it held, and too many deaths stop the league in one line; a
+kept dispatcher (the service's) keeps its workers across runs, with a restart budget per run.
 
 The real transports (local processes, Ray actors) are tested end to end in test_league.py
 and test_ray_league.py; this file checks the dealing they share.
@@ -37,10 +38,14 @@ class FakeTransport(Transport):
         self.starts: dict[int, int] = {}
         self.most_held = 0
         self.closed_at_once: bool | None = None
+        self.plans: list[RunPlan] = []
 
     def start(self, index: int) -> None:
         self.queues[index] = []
         self.starts[index] = self.starts.get(index, 0) + 1
+
+    def use(self, plan: RunPlan) -> None:
+        self.plans.append(plan)
 
     def hand(self, index: int, spec: MatchSpec) -> None:
         self.queues[index].append(spec)
@@ -61,11 +66,13 @@ class FakeTransport(Transport):
 
 
 class FakePool(Dispatcher):
-    def __init__(self, workers: int, transport: FakeTransport):
-        super().__init__(workers)
+    def __init__(self, workers: int, transport: FakeTransport, keep: bool = False):
+        super().__init__(workers, keep=keep)
         self.transport = transport
+        self.opened = 0
 
     def open(self, plan):
+        self.opened += 1
         return self.transport, self.workers
 
 
@@ -109,3 +116,34 @@ def test_a_league_stopped_early_closes_its_workers_at_once():
     next(matches)
     matches.close()   # Ctrl-C in the league's loop
     assert transport.closed_at_once is True
+
+
+def test_a_kept_pool_starts_its_workers_once_and_ends_them_only_when_closed():
+    transport = FakeTransport(seed=5)
+    pool = FakePool(2, transport, keep=True)
+    plans = [RunPlan("mandala", 2, {}, {}, (), log_dir=str(run)) for run in range(3)]
+    for plan in plans:
+        played = [match.spec.id for match in pool.run(plan, SPECS[:10])]
+        assert sorted(played) == sorted(spec.id for spec in SPECS[:10])
+        assert transport.closed_at_once is None   # still open between runs
+    assert pool.opened == 1 and transport.starts == {0: 1, 1: 1}
+    assert transport.plans == plans   # each run hands its workers its plan
+    pool.close()
+    assert transport.closed_at_once is False
+    pool.close()   # closing twice is harmless
+
+
+def test_a_kept_pool_restarts_per_run_and_reopens_after_a_run_that_stopped_early():
+    transport = FakeTransport(seed=6, deaths=10**6)
+    pool = FakePool(2, transport, keep=True)
+    for _ in range(3):   # MAX_RESTARTS deaths in every run: each run has its own budget
+        transport.deaths = Dispatcher.MAX_RESTARTS
+        assert len(list(pool.run(PLAN, SPECS))) == len(SPECS)
+        assert pool.restarts <= Dispatcher.MAX_RESTARTS
+    assert transport.closed_at_once is None
+    matches = pool.run(PLAN, SPECS)
+    next(matches)
+    matches.close()   # its matches in flight must not finish into the next run
+    assert transport.closed_at_once is True and pool.size == 0
+    assert len(list(pool.run(PLAN, SPECS[:4]))) == 4
+    assert pool.opened == 2

@@ -66,9 +66,16 @@ def test_submit_and_recheck_refuse_bad_input_and_an_unreachable_server(tmp_path)
                        "--token", "t"), "'seven' is not a valid integer")
 
 
-def test_bench_serve_prints_the_settling_and_memory_tables():
-    result = run("bench", "serve", "--repeats", "1", "--matches", "2000")
+def test_bench_serve_prints_the_settling_memory_and_life_tables():
+    result = run("bench", "serve", "--repeats", "1", "--matches", "2000", "--batches", "16")
     assert result.exit_code == 0, result.output
     ratio = re.search(r"adaptive / round robin\s+([0-9.]+)", result.output)
     assert ratio and float(ratio.group(1)) <= 0.5, result.output
     assert re.search(r"^\s*2000\s+[0-9.]+", result.output, re.M), result.output
+    # batches, minutes, matches, live bots, bot processes, MiB, MiB, voided (share), paused
+    life = [line.split() for line in result.output.splitlines()
+            if re.match(r"\s*\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+[0-9.]+\s+[0-9.]+\s+\d+ \(", line)]
+    assert [int(row[0]) for row in life] == [2, 4, 8, 16], result.output
+    assert all(int(row[2]) == 2 * int(row[0]) for row in life)   # one table, two seatings
+    bots = [int(row[3]) for row in life]
+    assert 0 < max(bots) <= 8 and bots[-1] <= bots[1], result.output   # capped and flat

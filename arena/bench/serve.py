@@ -13,11 +13,20 @@ take seconds and the figures measure the scheduling and the bookkeeping, not the
    plain round robin over every pair (each a table of two seatings, as the service plays).
 2. Memory: the service's resident memory (this process: database handle, refits, scheduler)
    after 2,000 and 20,000 matches among 8 bots.
+3. Its life (`--batches`, real bots): the service's match thread (`MatchPlayer`) with its
+   kept local workers plays many short batches (one table per worker each: a batch starts
+   and ends as often as it can) of real sandboxed sample bots (`random`, `first`, `greedy`
+   on one ladder), an hour of the service's batches at one every `HOUR_BATCH_SECONDS`. At
+   checkpoints: its live bot processes (bots and their processes, counted in their cgroups)
+   and memory (this process, and its workers), which must stay flat, and the share of
+   matches voided for the host's load (replayed; records carry `voided`) and of batches a
+   host fault paused.
 """
 from __future__ import annotations
 
 import gc
 import itertools
+import os
 import random
 import shutil
 import statistics
@@ -28,10 +37,12 @@ from typing import Callable, Iterator, Sequence
 
 from tabulate import tabulate
 
+from arena.bots import BotSpec
 from arena.keys import LeagueKey
+from arena.sandbox import cgroups, proctree
 from arena.serve import scheduler
 from arena.serve.db import ServiceDB, Version
-from arena.serve.player import store_finished, table_specs
+from arena.serve.player import MatchPlayer, store_finished, table_specs
 from arena.serve.standings import Standings, refit
 from arena.store import FinishedMatch
 from engine import registry
@@ -40,6 +51,25 @@ TRUE_ELO = tuple(range(-350, 351, 100))
 NEW_BOT_ELO = 50
 BATCH_TABLES = 4
 """Tables per batch between refits (the service: 2 per worker)."""
+LIFE_BOTS = ("random", "first", "greedy")
+HOUR_BATCH_SECONDS = 15.0
+"""How often the service starts a batch (a few tables per worker at a second a move): an
+hour is 240 batches."""
+
+
+def add_admitted(db: ServiceDB, ladder: str, author: str, name: str, version: str,
+                 folder: str = "") -> Version:
+    """A version admitted on `ladder` without a submission or a check (the bench's bots,
+    known to play), with an author and a bot of its own."""
+    with db.transaction() as conn:
+        author_id = conn.execute("INSERT INTO authors (name, token_hash, created) VALUES "
+                                 "(?, ?, 0)", (author, f"hash-{author}")).lastrowid
+        bot = conn.execute("INSERT INTO bots (author_id, name) VALUES (?, ?)",
+                           (author_id, name)).lastrowid
+        version_id = conn.execute(
+            "INSERT INTO versions (bot_id, ladder, version, folder, status, submitted) "
+            "VALUES (?, ?, ?, ?, 'admitted', 0)", (bot, ladder, version, folder)).lastrowid
+    return db.version(version_id)
 
 
 class SimulatedLadder:
@@ -65,17 +95,10 @@ class SimulatedLadder:
 
     def add_version(self, elo: float) -> Version:
         index = len(self.strength)
-        with self.db.transaction() as conn:
-            author = conn.execute("INSERT INTO authors (name, token_hash, created) VALUES "
-                                  "(?, ?, 0)", (f"a{index}", f"hash{index}")).lastrowid
-            bot = conn.execute("INSERT INTO bots (author_id, name) VALUES (?, ?)",
-                               (author, f"b{index}")).lastrowid
-            version = conn.execute(
-                "INSERT INTO versions (bot_id, ladder, version, folder, status, submitted) "
-                "VALUES (?, ?, ?, '', 'admitted', 0)",
-                (bot, self.ladder.id, f"{index:012x}")).lastrowid
-        self.strength[version] = elo
-        return self.db.version(version)
+        version = add_admitted(self.db, self.ladder.id, f"a{index}", f"b{index}",
+                               f"{index:012x}")
+        self.strength[version.id] = elo
+        return version
 
     def play(self, tables: Sequence[Sequence[int]]) -> int:
         """Plays each table's deal in both seatings with simulated games; returns matches."""
@@ -169,8 +192,81 @@ def memory_after(folder: Path, checkpoints: Sequence[int], seed: int) -> Iterato
         yield played, resident_kib(), time.perf_counter() - started
 
 
+def _below(root: int) -> set[int]:
+    """The processes under `root` (its workers and theirs), not `root` itself."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid, _, _ in proctree.processes():
+        children.setdefault(ppid, []).append(pid)
+    found, stack = set(), list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        found.add(pid)
+        stack += children.get(pid, [])
+    return found
+
+
+def _resident_kib_of(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines()
+                 if line.startswith("VmRSS:")), 0)
+
+
+def service_life(folder: Path, batches: int, checkpoints: Sequence[int], seed: int,
+                 workers: int = 1, progress: Callable[[str], None] = lambda line: None
+                 ) -> Iterator[tuple]:
+    """(batches, matches, bots, bot processes, service KiB, workers' KiB, voided matches,
+    paused batches) at each checkpoint of `batches` short batches of real bots."""
+    from arena.workers import ProcessPool   # the bench's other parts need no workers
+    from sample_bots import sample_bot
+    db = ServiceDB.open(folder / "data")
+    ladder = db.ensure_ladder("mandala", 2, registry.get("mandala").rules(),
+                              {"move_time": 1.0})
+    for name in LIFE_BOTS:
+        source = sample_bot(name)
+        add_admitted(db, ladder.id, f"author-{name}", name, BotSpec.load(source).version,
+                     str(source))
+    pool = ProcessPool(workers, keep=True)
+    player = MatchPlayer(db, [ladder], pool, LeagueKey.new(), workers, folder / "logs",
+                         seed=seed, tables=workers)
+    played = paused = 0
+    try:
+        while played < batches:
+            if player.turn(ladder):
+                played += 1
+            else:   # a host fault paused the ladder: its matches are played after the pause
+                paused += 1
+                time.sleep(1.0)
+                continue
+            if played in checkpoints:
+                gc.collect()
+                bots, processes = cgroups.bots_of(_below(os.getpid()))
+                voided = db.one("SELECT COUNT(*) FROM matches WHERE record LIKE ?",
+                                ('%"voided":%',))[0]
+                yield (played, db.match_count(ladder.id), bots, processes, resident_kib(),
+                       sum(map(_resident_kib_of, pool.pids())), voided, paused)
+                progress(f"service life: {played} of {batches} batches ...")
+    finally:
+        pool.close()
+
+
+def life_table(rows: Sequence[tuple]) -> str:
+    return tabulate(
+        [[batches, f"{batches * HOUR_BATCH_SECONDS / 60:.0f}", matches, bots, processes,
+          f"{service / 1024:.1f}", f"{workers / 1024:.1f}",
+          f"{voided} ({voided / max(1, matches):.1%})", paused]
+         for batches, matches, bots, processes, service, workers, voided, paused in rows],
+        headers=["batches", "service minutes", "matches", "live bots", "bot processes",
+                 "service MiB", "workers MiB", "voided (host load)", "paused batches"],
+        tablefmt="simple")
+
+
 def run(repeats: int = 3, checkpoints: Sequence[int] = (2_000, 20_000), seed: int = 1,
-        progress: Callable[[str], None] = lambda line: None) -> str:
+        progress: Callable[[str], None] = lambda line: None, batches: int = 0,
+        workers: int = 1) -> str:
+    """The bench's tables; `batches` > 0 adds the service's life on real bots."""
     with tempfile.TemporaryDirectory(prefix="arena-bench-serve-") as scratch:
         root = Path(scratch)
         progress("settling the 8 known bots ...")
@@ -198,7 +294,17 @@ def run(repeats: int = 3, checkpoints: Sequence[int] = (2_000, 20_000), seed: in
              for matches, kib, seconds in rows],
             headers=["matches stored", "resident MiB", "KiB per match since first",
                      "refit ms"], tablefmt="simple")
+        life = ""
+        if batches:
+            marks = sorted({max(1, batches // 8), batches // 4, batches // 2, batches} - {0})
+            rows = list(service_life(root / "life", batches, marks, seed, workers, progress))
+            life = (f"\n\nThe service's life: {batches} short batches (of the service: "
+                    f"{batches * HOUR_BATCH_SECONDS / 3600:.2g} h at one every "
+                    f"{HOUR_BATCH_SECONDS:.0f} s) of real sandboxed bots "
+                    f"({', '.join(LIFE_BOTS)}) on {workers} kept worker(s)\n"
+                    f"{life_table(rows)}")
     return (f"New bot (true Elo +{NEW_BOT_ELO}) among 8 settled bots (true Elo "
             f"{TRUE_ELO[0]}..+{TRUE_ELO[-1]}): ladder matches until its interval is "
             f"+/- {scheduler.NARROW:.0f} Elo\n{settle}\n\n"
-            f"Service memory as matches accumulate (8 bots; store, refit, schedule)\n{memory}")
+            f"Service memory as matches accumulate (8 bots; store, refit, schedule)\n{memory}"
+            f"{life}")

@@ -8,14 +8,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Callable
 
 import click
 
 from arena.cli import main
 from arena.errors import ArenaError
 from arena.league_config import LeagueError
-from arena.workers import Executor, ProcessPool, default_workers
+from arena import hostload
+from arena.serve.capacity import clamp_workers
+from arena.workers import Dispatcher, ProcessPool
 
 
 @main.command()
@@ -26,8 +27,8 @@ from arena.workers import Executor, ProcessPool, default_workers
 @click.option("--ladder", "ladders", multiple=True, metavar="GAME:PLAYERS",
               help="A ladder to serve (repeatable; default mandala:2).")
 @click.option("--workers", type=int, default=None,
-              help="Matches played at once (default: the machine's cores; with Ray, the "
-                   "cluster's CPUs).")
+              help="Matches played at once (default, and at most: the machine's cores; "
+                   "with Ray, the cluster's CPUs).")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
               show_default=True, help="Where matches run: local processes or Ray actors.")
 @click.option("--ray-address", default=None, metavar="ADDRESS",
@@ -48,27 +49,36 @@ def serve(data, host, port, ladders, workers, executor, ray_address, move_time, 
     from arena.serve import service
     wanted = [service.parse_ladder(text) for text in ladders or ("mandala:2",)]
     time_control = TimeControl.from_cli(move_time, tc, startup_time).to_record()
-    count = workers if workers is not None else default_workers()
+    executor, count = _executor(workers, executor, ray_address)
     options = service.ServeOptions(
         data=data, host=host, port=port, ladders=wanted, workers=count,
         time_control=time_control,
-        submissions_per_hour=submissions_per_hour or service.DEFAULT_SUBMISSIONS_PER_HOUR)
-    service.serve(options, _executors(workers, executor, ray_address))
+        submissions_per_hour=submissions_per_hour or service.DEFAULT_SUBMISSIONS_PER_HOUR,
+        watch_load=ray_address is None)   # else the matches run on the cluster's machines
+    try:
+        service.serve(options, executor)
+    finally:
+        executor.close()   # if the service never started its match thread
 
 
-def _executors(workers: int | None, executor: str,
-               ray_address: str | None) -> Callable[[], Executor]:
-    """Makes a new executor for each batch of matches (Ray joined once, kept up)."""
+def _executor(workers: int | None, executor: str,
+              ray_address: str | None) -> tuple[Dispatcher, int]:
+    """The service's one executor, kept for its life (workers and bot pools live across
+    batches), and how many matches it plays at once: never more than the machine's cores,
+    or with Ray the cluster's CPUs (Ray joined or started here, once)."""
     if ray_address is not None and executor != "ray":
         raise LeagueError("--ray-address needs --executor ray")
     if workers is not None and workers < 1:
         raise LeagueError(f"--workers must be at least 1, not {workers}")
     if executor == "ray":
         from arena.ray_pool import RayPool   # Ray is optional and slow to import
-        RayPool(workers, ray_address).connect(stay=True)
-        return lambda: RayPool(workers, ray_address)
-    count = default_workers() if workers is None else workers
-    return lambda: ProcessPool(count)
+        pool: Dispatcher = RayPool(None, ray_address, keep=True)
+        count = clamp_workers(workers, pool.cpus(), "(CPUs) in the Ray cluster")
+    else:
+        pool = ProcessPool(1, keep=True)
+        count = clamp_workers(workers, hostload.cores(), "on this machine")
+    pool.workers = count
+    return pool, count
 
 
 @main.group()

@@ -198,6 +198,20 @@ def live_bot_cgroups() -> dict[int, int]:
     return counts
 
 
+def bots_of(owners: set[int]) -> tuple[int, int]:
+    """(bot cgroups, processes in them) that these arena processes hold now: how many bots
+    they run, and how many processes those bots are."""
+    folders = [str(folder) for folder in arena_folders()]
+    groups: dict[str, list[str]] = {}
+    for owner in owners:
+        groups.update(reaper.owned_by(folders, owner))
+    pids = set()
+    for folders_of_bot in groups.values():
+        for folder in folders_of_bot:
+            pids.update(int(word) for word in _read_words(Path(folder) / "cgroup.procs"))
+    return len(groups), len(pids)
+
+
 def _own_cgroups() -> dict[int, tuple[list[str], str]]:
     """hierarchy id -> (its controllers, the arena's cgroup path in it), from /proc/self/cgroup."""
     own = {}

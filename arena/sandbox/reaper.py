@@ -183,7 +183,8 @@ def main(argv: list[str]) -> None:
     owner, folders = int(argv[0]), argv[1:]
     watch = _watch_owner(owner)
     # Not a child of the arena process: whatever ends the arena and its children together
-    # (Ray ends a dead worker's children, a service manager its unit's) leaves the reaper be.
+    # (Ray ends every child of an actor's process, a reaper in its own session included; a
+    # service manager its unit's) leaves the reaper be.
     if os.fork() != 0:
         os._exit(0)
     _wait_for_end(owner, watch)

@@ -7,20 +7,27 @@ twice, and no process of a bot can tell another what it saw of a deal), hands th
 worker processes or Ray actors, exactly as a league does: bots run only there, sandboxed),
 stores each finished match in its own transaction as it comes back, and refits the ladder
 after the batch. A batch is small (a few tables per worker), so a newly admitted version
-joins within seconds. Nothing is kept in memory between batches but the latest standings.
+joins within seconds.
+
+The executor is one for the service's life (a kept Dispatcher): its workers and their bot
+pools (capped at `POOL_TABLES` tables' worth of processes) stay up across batches, so no
+batch pays for starting workers and bots, and the thread ends them when it stops. A batch
+that hits a fault of the host (HostError) pauses its ladder (`HOST_PAUSE` seconds, doubled
+while it lasts) with a logged reason, and its unplayed matches are played first when the
+ladder resumes: never stored as a result, never charged to a bot.
 """
 from __future__ import annotations
 
 import json
+import logging
 import random
-import sys
 import threading
 import time
-import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, HostError
 from arena.keys import LeagueKey
 from arena.league_config import RunPlan
 from arena.ratings import Outcome, pairwise_results
@@ -29,7 +36,9 @@ from arena.serve import scheduler
 from arena.serve.db import Ladder, ServiceDB, Version
 from arena.serve.standings import Standings, refit
 from arena.store import BotEntry, FinishedMatch
-from arena.workers import Executor
+from arena.workers import Dispatcher
+
+log = logging.getLogger(__name__)
 
 TABLES_PER_WORKER = 2
 """Tables per worker in a batch while some version is new: its next tables follow its latest
@@ -38,6 +47,15 @@ SETTLED_TABLES_PER_WORKER = 6
 """... and once every version is narrow: longer batches start workers and bots less often."""
 IDLE_WAIT = 1.0
 """Seconds to wait for news when no ladder has enough bots to play."""
+POOL_TABLES = 2
+"""Tables' worth of bot processes a worker keeps between matches (a table of n players
+needs n versions in n lanes): enough to reuse a version's processes from batch to batch, few
+enough that a worker's bots stay flat however many versions its ladders have."""
+HOST_PAUSE = 30.0
+"""Seconds a ladder waits after a host fault; doubled at each fault in a row, to MAX_PAUSE."""
+MAX_PAUSE = 600.0
+ERROR_PAUSE = 5.0
+"""Seconds to wait after any other failed batch."""
 
 
 def table_specs(ladder: Ladder, key: LeagueKey, table_no: int,
@@ -82,55 +100,136 @@ def store_finished(db: ServiceDB, ladder: Ladder, finished: FinishedMatch,
                               for a, b, score in zip(pairs.first, pairs.second, pairs.score)])
 
 
+@dataclass
+class Batch:
+    """Matches of one ladder to play, and the versions they seat (by their names there)."""
+
+    specs: list[MatchSpec]
+    versions: dict[str, Version]
+
+
+@dataclass
+class Pause:
+    """A ladder waiting out a host fault."""
+
+    until: float
+    faults: int
+    reason: str
+
+
 class MatchPlayer(threading.Thread):
     """The thread that plays matches while the service runs."""
 
-    def __init__(self, db: ServiceDB, ladders: Sequence[Ladder],
-                 executors: Callable[[], Executor], key: LeagueKey, workers: int,
-                 log_dir: Path, *, seed: int | None = None):
+    def __init__(self, db: ServiceDB, ladders: Sequence[Ladder], executor: Dispatcher,
+                 key: LeagueKey, workers: int, log_dir: Path, *, seed: int | None = None,
+                 tables: int | None = None):
+        """`tables`: a fixed number of tables per batch (the bench's short batches), rather
+        than a few per worker."""
         super().__init__(name="arena-serve-matches", daemon=True)
         self.db = db
         self.ladders = list(ladders)
-        # A new executor per batch: its budget of worker restarts is per run, and the
-        # service's runs never end.
-        self.executors = executors
+        self.executor = executor   # kept across batches; closed when the thread ends
         self.key = key
         self.workers = max(1, workers)
         self.log_dir = log_dir
+        self.pool_bots = POOL_TABLES * max((ladder.players for ladder in self.ladders),
+                                           default=2) ** 2
+        self.tables = tables
         self.rng = random.Random(seed)
         self.stopping = threading.Event()
         self.news = threading.Event()   # set when a version is admitted
+        self.unplayed: dict[str, Batch] = {}   # ladder -> matches a host fault kept from play
+        self.paused: dict[str, Pause] = {}
+        self.host_pause = HOST_PAUSE
 
     def stop(self) -> None:
         self.stopping.set()
         self.news.set()
 
     def run(self) -> None:
-        for ladder in self.ladders:
-            refit(self.db, ladder.id)
-        while not self.stopping.is_set():
-            self.news.clear()
-            played = 0
+        try:
             for ladder in self.ladders:
-                if self.stopping.is_set():
-                    return
-                try:
-                    played += self.play_batch(ladder)
-                except ArenaError as error:
-                    print(f"arena serve: ladder {ladder.id}: {error}", file=sys.stderr)
-                    self.stopping.wait(5)
-                except Exception:   # keep serving; the next batch starts afresh
-                    traceback.print_exc()
-                    self.stopping.wait(5)
-            if not played:
-                self.news.wait(IDLE_WAIT)
+                refit(self.db, ladder.id)
+            while not self.stopping.is_set():
+                self.news.clear()
+                played = sum(self.turn(ladder) for ladder in self.ladders
+                             if not self.stopping.is_set())
+                if not played:
+                    self.news.wait(IDLE_WAIT)
+        finally:
+            self.executor.close()   # the workers end their bots (thawed first)
+
+    def turn(self, ladder: Ladder) -> int:
+        """Plays one batch on `ladder` unless it is paused; a failed batch is logged (a host
+        fault pauses the ladder) and counts as none played."""
+        pause = self.paused.get(ladder.id)
+        if pause is not None and time.monotonic() < pause.until:
+            return 0
+        try:
+            played = self.play_batch(ladder)
+        except HostError as error:
+            self.pause(ladder, str(error))
+            return 0
+        except ArenaError as error:
+            log.error("ladder %s: %s", ladder.id, error)
+            self.stopping.wait(ERROR_PAUSE)
+            return 0
+        except Exception:   # keep serving; the next batch starts afresh
+            log.exception("ladder %s: a batch failed", ladder.id)
+            self.stopping.wait(ERROR_PAUSE)
+            return 0
+        if pause is not None:
+            log.warning("ladder %s plays again after its pause (%s)", ladder.id, pause.reason)
+            del self.paused[ladder.id]
+        return played
+
+    def pause(self, ladder: Ladder, reason: str) -> None:
+        """Pauses a ladder's play after a host fault, for longer at each fault in a row."""
+        faults = self.paused[ladder.id].faults + 1 if ladder.id in self.paused else 1
+        seconds = min(MAX_PAUSE, self.host_pause * 2 ** (faults - 1))
+        self.paused[ladder.id] = Pause(time.monotonic() + seconds, faults, reason)
+        waiting = self.unplayed.get(ladder.id)
+        log.warning("ladder %s paused for %.0f s by a fault of the host, not of any bot: %s; "
+                    "its %d unplayed matches are played when it resumes (none is stored or "
+                    "charged to a bot)", ladder.id, seconds, reason,
+                    len(waiting.specs) if waiting else 0)
 
     def play_batch(self, ladder: Ladder) -> int:
-        """Plays one batch of tables on `ladder`; returns how many matches were stored."""
+        """Plays one batch on `ladder` (first what a host fault left unplayed); returns how
+        many matches were stored. On HostError the matches not stored are kept for later."""
+        batch = self.unplayed.pop(ladder.id, None) or self.new_batch(ladder)
+        if batch is None:
+            return 0
+        plan = RunPlan(ladder.game, ladder.players, {}, dict(ladder.time_control),
+                       tuple(BotEntry(name, version.version, version.folder, (ladder.game,))
+                             for name, version in batch.versions.items()),
+                       sandbox=True, log_dir=str(self.log_dir), pool_bots=self.pool_bots,
+                       log_names=tuple((name, version.log_name)
+                                       for name, version in batch.versions.items()))
+        stored: set[str] = set()
+        finished = self.executor.run(plan, batch.specs)
+        try:
+            for match in finished:
+                store_finished(self.db, ladder, match, batch.versions)
+                stored.add(match.spec.id)
+                if self.stopping.is_set():
+                    break
+        except HostError:
+            self.unplayed[ladder.id] = Batch(
+                [spec for spec in batch.specs if spec.id not in stored], batch.versions)
+            raise
+        finally:
+            finished.close()
+            if stored:
+                refit(self.db, ladder.id)
+        return len(stored)
+
+    def new_batch(self, ladder: Ladder) -> Batch | None:
+        """The next tables the scheduler picks on `ladder`, or None when it has too few bots."""
         standings = refit(self.db, ladder.id)
         tables = self.pick(ladder, standings)
         if not tables:
-            return 0
+            return None
         first = self.db.take_tables(ladder.id, len(tables))
         versions: dict[str, Version] = {}
         specs: list[MatchSpec] = []
@@ -138,24 +237,7 @@ class MatchPlayer(threading.Thread):
             seated = [self.db.version(version_id) for version_id in table]
             versions.update({f"v{version.id}": version for version in seated})
             specs += table_specs(ladder, self.key, table_no, seated)
-        plan = RunPlan(ladder.game, ladder.players, {}, dict(ladder.time_control),
-                       tuple(BotEntry(name, version.version, version.folder, (ladder.game,))
-                             for name, version in versions.items()),
-                       sandbox=True, log_dir=str(self.log_dir),
-                       log_names=tuple((name, version.log_name)
-                                       for name, version in versions.items()))
-        stored = 0
-        finished = self.executors().run(plan, specs)
-        try:
-            for match in finished:
-                store_finished(self.db, ladder, match, versions)
-                stored += 1
-                if self.stopping.is_set():
-                    break
-        finally:
-            finished.close()
-        refit(self.db, ladder.id)
-        return stored
+        return Batch(specs, versions)
 
     def pick(self, ladder: Ladder, standings: Standings) -> list[tuple[int, ...]]:
         rated = [scheduler.Rated(standings.versions[row.bot].id, row.elo, row.interval,
@@ -166,6 +248,7 @@ class MatchPlayer(threading.Thread):
             return standings.los(by_id[better.key], by_id[worse.key])
 
         settled = all(scheduler.is_narrow(bot) for bot in rated)
-        count = self.workers * (SETTLED_TABLES_PER_WORKER if settled else TABLES_PER_WORKER)
+        count = self.tables or self.workers * (SETTLED_TABLES_PER_WORKER if settled
+                                               else TABLES_PER_WORKER)
         return scheduler.pick_tables(rated, ladder.players, count, self.rng, los)
 

@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
@@ -25,7 +25,8 @@ from arena.serve.db import Ladder, ServiceDB
 from arena.serve.player import MatchPlayer
 from arena.serve.compliance import SAMPLE_BOT, compliance_check, sample_check
 from arena.serve.uploads import UploadLimits
-from arena.workers import Executor
+from arena.serve.capacity import LoadWatch
+from arena.workers import Dispatcher
 from engine import registry
 
 DEFAULT_SUBMISSIONS_PER_HOUR = 20
@@ -41,6 +42,9 @@ class ServeOptions:
     time_control: dict
     submissions_per_hour: int = DEFAULT_SUBMISSIONS_PER_HOUR
     limits: UploadLimits = UploadLimits()
+    watch_load: bool = True
+    """Warn while this machine's load keeps its matches from their cores (off when they run
+    on a Ray cluster elsewhere)."""
 
 
 def parse_ladder(text: str) -> tuple[str, int]:
@@ -100,7 +104,9 @@ def self_check(ladders: dict[str, Ladder], folder: Path, pause: float = RETRY_PA
               flush=True)
 
 
-def serve(options: ServeOptions, executors: Callable[[], Executor]) -> None:
+def serve(options: ServeOptions, executor: Dispatcher) -> None:
+    """Serves until stopped; `executor` (kept: its workers live across batches) plays
+    `options.workers` matches at once and is closed, its bots ended, when the service stops."""
     import uvicorn   # the web server, loaded only to serve
 
     from arena import sandbox
@@ -112,21 +118,28 @@ def serve(options: ServeOptions, executors: Callable[[], Executor]) -> None:
     self_check(ladders, db.folder)
     key = deal_key(db)
     (db.folder / "logs").mkdir(exist_ok=True)
-    player = MatchPlayer(db, list(ladders.values()), executors, key, options.workers,
+    player = MatchPlayer(db, list(ladders.values()), executor, key, options.workers,
                          db.folder / "logs")
+    load = LoadWatch(options.workers) if options.watch_load else None
     admission = Admission(db, ladders, compliance_check, sample_check,
                           on_admitted=player.news.set)
     app = create_app(Service(db, ladders, options.limits, options.submissions_per_hour,
                              on_submission=admission.news.set))
     admission.start()
     player.start()
+    if load is not None:
+        load.start()
     print(f"arena serve: {', '.join(ladders)} from {db.folder} on "
           f"http://{options.host}:{options.port}/", file=sys.stderr, flush=True)
     try:
         uvicorn.run(app, host=options.host, port=options.port, log_level="warning",
                     server_header=False)
     finally:
+        if load is not None:
+            load.stop()
         admission.stop()
         player.stop()
-        player.join(timeout=10)
+        # The player ends its workers and their bots as it stops; whatever it cannot end in
+        # time ends with this process (workers: parent-death signal; bots: their reapers).
+        player.join(timeout=30)
         admission.join(timeout=10)
