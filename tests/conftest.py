@@ -1,6 +1,7 @@
 """Fixtures shared by the test files."""
 from __future__ import annotations
 
+import logging
 import os
 import random
 import tempfile
@@ -24,6 +25,14 @@ def host():
         pytest.skip("bubblewrap cannot run here")
     with BotHost() as bot_host:
         yield bot_host
+
+
+@pytest.fixture(autouse=True)
+def arena_logs_reach_caplog(monkeypatch):
+    """Arena's log records reach pytest's caplog in every test: a CLI command run in this
+    process (click's test runner) gives the `arena` logger a handler of its own and stops it
+    propagating, which would hide them from the tests that run after it."""
+    monkeypatch.setattr(logging.getLogger("arena"), "propagate", True)
 
 
 @pytest.fixture

@@ -167,7 +167,7 @@ def test_the_service_never_gives_a_version_or_an_author_a_deal_twice(tmp_path, g
     for n, (author, name) in enumerate([("ann", "a"), ("ann", "b"), ("bob", "c"),
                                         ("cyd", "d"), ("dee", "e")]):
         authors[add_version(db, ladder.id, author, name, f"{n:012x}")] = author
-    player = MatchPlayer(db, [ladder], lambda: Simulated(1), LeagueKey(bytes(32)), workers=2,
+    player = MatchPlayer(db, [ladder], Simulated(1), LeagueKey(bytes(32)), workers=2,
                          log_dir=tmp_path / "logs", seed=4)
     for _ in range(60):
         player.play_batch(ladder)
