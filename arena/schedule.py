@@ -17,9 +17,9 @@ match plays is the **seating** mode:
   twice, by any bot or process. Two processes of one bot that talk through a host channel
   (page cache, timing; SECURITY.md) have nothing to tell each other about a deal. Seats
   still balance: each round rotates every table through every seat, each seating on its
-  own deal. With 1 player every bot still plays the round's deal once (1-player games are
-  compared on a shared deal, arena.ratings): no bot meets a deal twice, but two bots of one
-  author could pass it on.
+  own deal. With 1 player every bot gets cards of its own each round too (the round's games
+  are still compared by score, arena.ratings, on different deals: noisier, not biased), so
+  no two bots, of one author say, share a deal they could pass on.
 - `mirrored`: a table's deal of the round is played in every seat rotation (with 1 player,
   every bot plays the round's deal), so the luck of the cards cancels out too, which
   `arena bench seating` measures to be worth little in these games. A bot keeps one pooled
@@ -72,9 +72,10 @@ class MatchSpec:
     """Bot names per seat."""
     deal: str
     """The deal's seed in hex: mirrored, shared by every seating of one table's deal (and,
-    alone, by every bot's game of the round). Ratings take each deal as one cluster of
-    correlated results (the same cards), and compare 1-player games on it. Named by the seed,
-    so leagues read together share a label only where they really share the deal."""
+    alone, by every bot's game of the round; independent, alone, the round's label while each
+    bot has cards of its own). Ratings take each deal as one cluster of correlated results,
+    and compare 1-player games on it. Named by a keyed seed, so leagues read together share a
+    label only where they really share the round."""
     bot_seeds: tuple[int, ...] = ()
     """Per seat, the `rng_seed` its bot is sent: keyed, independent of the deal."""
 
@@ -262,10 +263,16 @@ def expand(bots: Sequence[str], players: int, deals: int, seed: int, key: League
             for rotation, seats in seatings:
                 seed_of_deal = key.deal_seed(deal_label(
                     deal_index, group, rotation if seating == "independent" else None))
+                label = f"{seed_of_deal:016x}"
+                if players == 1 and seating == "independent":
+                    # Each bot its own cards; the round's label still groups the round's
+                    # games, which ratings compare by score (different deals: noisier,
+                    # not biased), so no two bots, of one author say, share a deal.
+                    seed_of_deal = key.deal_seed(f"{deal_index}:solo:{group[0]}")
                 match_id = f"d{deal_index:04d}:{','.join(seats)}"
                 specs.append(MatchSpec(
                     id=match_id, order=len(specs), deal_index=deal_index, seed=seed_of_deal,
-                    seats=seats, deal=f"{seed_of_deal:016x}",
+                    seats=seats, deal=label,
                     bot_seeds=tuple(key.bot_seed(match_id, seat) for seat in range(players))))
     return specs
 

@@ -156,21 +156,30 @@ def test_three_player_mirrored_league_plays_each_deal_in_every_rotation(tmp_path
 
 
 @pytest.mark.slow
-def test_one_player_league_gives_every_bot_the_same_deals(tmp_path, bots):
+@pytest.mark.parametrize("seating", ["mirrored", "independent"])
+def test_one_player_league_plays_every_bot_each_round(tmp_path, bots, seating):
+    # Mirrored, the bots of a round share its cards; independent (untrusted bots), each has
+    # cards of its own, so no two bots, of one author say, meet one deal.
     folder = tmp_path / "solo"
     done = arena("league", "run", "--game", "flowers", "--players", 1, "--deals", 2, "--seed", 6,
-                 *bot_flags(bots), "--out", folder, "--workers", 2, "--quiet")
+                 *bot_flags(bots), "--out", folder, "--workers", 2, "--quiet",
+                 "--seating", seating)
     assert "Elo" in done.stdout
     with Store.open(folder) as store:
         records = store.records()
     setups = collections.defaultdict(list)
     for record in records:
         setups[record["seed"]].append((record["players"][0], json.dumps(record["setup"])))
-    assert len(records) == 6 and len(setups) == 2
-    for played in setups.values():   # each bot once, all from the very same cards
-        assert sorted(name for name, _ in played) == ["ann", "ben", "cat"]
-        assert len({setup for _, setup in played}) == 1
-    assert len({o.deal for o in read_outcomes(folder)}) == 2
+    assert len(records) == 6
+    if seating == "mirrored":
+        assert len(setups) == 2
+        for played in setups.values():   # each bot once, all from the very same cards
+            assert sorted(name for name, _ in played) == ["ann", "ben", "cat"]
+            assert len({setup for _, setup in played}) == 1
+    else:
+        assert len(setups) == 6
+        assert len({setup for played in setups.values() for _, setup in played}) == 6
+    assert len({o.deal for o in read_outcomes(folder)}) == 2   # the rounds, compared within
 
 
 def test_the_seating_mode_is_stored_with_the_league_and_resume_keeps_it(tmp_path):

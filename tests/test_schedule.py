@@ -134,12 +134,17 @@ def test_each_bot_sits_in_each_seat_equally_often():
 
 
 @pytest.mark.parametrize("seating", ["independent", "mirrored"])
-def test_one_player_every_bot_plays_the_same_deals(seating):
-    # 1-player games are compared on a shared deal (arena.ratings), in either mode.
+def test_one_player_every_bot_plays_each_round_under_one_label(seating):
+    # 1-player games of a round are compared with each other (arena.ratings), in either mode:
+    # mirrored on the very same cards, independent each bot on cards of its own.
     specs = expand(BOTS, players=1, deals=3, seed=5, key=KEY, seating=seating)
     for deal_index, seatings in seatings_per_deal(specs).items():
         assert sorted(seats[0] for seats in seatings) == sorted(BOTS)
-        assert len({s.deal for s in specs if s.deal_index == deal_index}) == 1
+        round_specs = [s for s in specs if s.deal_index == deal_index]
+        assert len({s.deal for s in round_specs}) == 1
+        assert len({s.seed for s in round_specs}) == (1 if seating == "mirrored" else len(BOTS))
+    if seating == "independent":   # no deal twice in the whole league, whoever plays it
+        assert len({s.seed for s in specs}) == len(specs)
 
 
 def test_deal_labels_name_the_deal_so_other_leagues_share_them_only_on_the_same_deal():
