@@ -27,7 +27,9 @@ STARVED_SHARE = 0.75
 def _counter() -> tuple[int, bool]:
     """A descriptor of the machine's CPU-time counter, and whether it is cpuacct (else
     /proc/stat). The root of the cpuacct hierarchy counts every process in nanoseconds."""
-    for line in open("/proc/self/mountinfo"):
+    with open("/proc/self/mountinfo") as mountinfo:
+        lines = mountinfo.read().splitlines()
+    for line in lines:
         before, _, after = line.partition(" - ")
         fields, tail = before.split(), after.split()
         if (len(tail) >= 3 and tail[0] == "cgroup" and "cpuacct" in tail[2].split(",")
