@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.store import Store
+from arena.league.store import Store
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 

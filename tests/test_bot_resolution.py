@@ -14,7 +14,7 @@ from arena import sandbox
 from arena.bots import BotSpec, BuiltinBot, resolve_bot
 from arena.cli import main
 from arena.errors import ArenaError
-from arena.league_config import LeagueError, load_bot
+from arena.league.config import LeagueError, load_bot
 
 SAMPLE_RANDOM = Path(__file__).parent.parent / "sample_bots" / "random"
 
@@ -64,7 +64,7 @@ def test_resolving_a_bot_does_not_import_grpc():
     import subprocess
     import sys
     code = ("import sys; from arena.bots import resolve_bot; resolve_bot('random', 'mandala');"
-            "import arena.league_config; print('grpc' in sys.modules)")
+            "import arena.league.config; print('grpc' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=Path(__file__).parent.parent, check=True)
     assert done.stdout.strip() == "False"

@@ -13,9 +13,9 @@ import pytest
 
 from arena.botcheck import check_bot
 from arena.clock import TimeControl
-from arena.league import start_league
-from arena.league_config import config_from_settings
-from arena.store import Store
+from arena.league.lifecycle import start_league
+from arena.league.config import config_from_settings
+from arena.league.store import Store
 from engine import registry
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")

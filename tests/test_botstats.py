@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.botstats import FLAG_P, MatchFacts, bot_stats, order_effects, sign_test
+from arena.stats.botstats import FLAG_P, MatchFacts, bot_stats, order_effects, sign_test
 from arena.cli.league import Progress
-from arena.ratings import Outcome
-from arena.store import Store
+from arena.stats.ratings import Outcome
+from arena.league.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]

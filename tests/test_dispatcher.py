@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import pytest
 
 from arena.keys import LeagueKey
-from arena.league_config import LeagueError, RunPlan
-from arena.schedule import MatchSpec, expand
-from arena.workers import Died, Dispatcher, Done, Transport
+from arena.league.config import LeagueError, RunPlan
+from arena.league.schedule import MatchSpec, expand
+from arena.league.workers import Died, Dispatcher, Done, Transport
 
 PLAN = RunPlan("mandala", 2, {}, {}, ())
 SPECS = expand(["a", "b", "c", "d"], 2, 5, 3, LeagueKey.from_hex("ab" * 32))   # 60 matches

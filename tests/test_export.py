@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.store import Store
+from arena.league.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]

@@ -30,9 +30,9 @@ from arena.bench import fairness
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.keys import installation_key
-from arena.league_config import LeagueConfig, check_config
+from arena.league.config import LeagueConfig, check_config
 from arena.match import play_match
-from arena.store import Store
+from arena.league.store import Store
 from engine import registry
 from engine.records import verify as records_verify
 

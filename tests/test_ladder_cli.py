@@ -1,6 +1,6 @@
 """`arena ladder`: formats, the matrix, the anchor, merged leagues and bad input.
 
-The leagues here are real league stores (SQLite, written through arena.store) whose match
+The leagues here are real league stores (SQLite, written through arena.league.store) whose match
 results are drawn from known strengths, so the ladder's order is known in advance.
 """
 from __future__ import annotations
@@ -17,8 +17,8 @@ from click.testing import CliRunner, Result
 
 from arena.cli import main
 from arena.keys import LeagueKey
-from arena.schedule import expand
-from arena.store import BotEntry, FinishedMatch, Store
+from arena.league.schedule import expand
+from arena.league.store import BotEntry, FinishedMatch, Store
 
 KEY = LeagueKey(bytes(32))   # a fixed league key: schedules are pure functions of it
 

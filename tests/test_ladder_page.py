@@ -8,10 +8,10 @@ from browser import chromium
 from click.testing import CliRunner
 from test_ladder_cli import STRENGTH, make_league
 
-from arena.botstats import MatchFacts, bot_stats
+from arena.stats.botstats import MatchFacts, bot_stats
 from arena.cli import main
-from arena.page import ladder_page
-from arena.ratings import Outcome, ladder
+from arena.render.ladder_page import ladder_page
+from arena.stats.ratings import Outcome, ladder
 
 
 class Structure(HTMLParser):

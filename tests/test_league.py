@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from arena.bench.league import Figure, render
-from arena.league import resume_league, run, start_league
-from arena.league_config import LeagueConfig, LeagueError
-from arena.workers import Executor, ProcessPool, SeatSource, play_spec
-from arena.schedule import expand
-from arena.store import DB_NAME, Store, read_outcomes
+from arena.league.lifecycle import resume_league, run, start_league
+from arena.league.config import LeagueConfig, LeagueError
+from arena.league.workers import Executor, ProcessPool, SeatSource, play_spec
+from arena.league.schedule import expand
+from arena.league.store import DB_NAME, Store, read_outcomes
 from engine import records
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Maximum-likelihood Elo, its intervals, LOS, the anchor and running Elo (arena/ratings.py)."""
+"""Maximum-likelihood Elo, its intervals, LOS, the anchor and running Elo (arena/stats/ratings.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from arena.bench.ratings import simulate
 from arena.errors import ArenaError
-from arena.ratings import (EloFit, Outcome, fit_elo, ladder, pairwise_results, running_elo,
+from arena.stats.ratings import (EloFit, Outcome, fit_elo, ladder, pairwise_results, running_elo,
                            score_matrix)
 
 

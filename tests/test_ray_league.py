@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from arena import sandbox
-from arena.store import DB_NAME, Store
+from arena.league.store import DB_NAME, Store
 
 pytestmark = [pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here"),
               pytest.mark.slow]   # Ray starts in seconds, each league: full suite only

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from browser import chromium
 
-from arena.replay_page import render_replay_html, steps
+from arena.render.replay import render_replay_html, steps
 from engine import records
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""League schedules are fair and deterministic (arena/schedule.py; issue 6)."""
+"""League schedules are fair and deterministic (arena/league/schedule.py; issue 6)."""
 from __future__ import annotations
 
 import collections
@@ -9,7 +9,7 @@ import random
 import pytest
 
 from arena.keys import LeagueKey
-from arena.schedule import ScheduleError, balanced_sample, expand, rotations
+from arena.league.schedule import ScheduleError, balanced_sample, expand, rotations
 
 KEY = LeagueKey(bytes(32))   # a fixed league key: schedules are pure functions of it
 
@@ -89,7 +89,7 @@ def test_each_round_every_bot_sits_in_each_seat_equally_often(seating, players):
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_mirrored_every_bot_meets_a_deal_first_in_each_seat_equally_often(players):
     # So that a bot's later seatings of a deal are, over a league, in no seat more than
-    # another: the order-effect statistic (arena.botstats) then measures order, not seat.
+    # another: the order-effect statistic (arena.stats.botstats) then measures order, not seat.
     specs = expand(BOTS, players=players, deals=2 * 3 * 4, seed=3, key=KEY, seating="mirrored")
     first = {}
     for spec in specs:   # schedule order
@@ -135,7 +135,7 @@ def test_each_bot_sits_in_each_seat_equally_often():
 
 @pytest.mark.parametrize("seating", ["independent", "mirrored"])
 def test_one_player_every_bot_plays_each_round_under_one_label(seating):
-    # 1-player games of a round are compared with each other (arena.ratings), in either mode:
+    # 1-player games of a round are compared with each other (arena.stats.ratings), in either mode:
     # mirrored on the very same cards, independent each bot on cards of its own.
     specs = expand(BOTS, players=1, deals=3, seed=5, key=KEY, seating=seating)
     for deal_index, seatings in seatings_per_deal(specs).items():

@@ -25,16 +25,16 @@ from starlette.requests import Request
 from arena import sandbox
 from arena.cli import main
 from arena.keys import LeagueKey
-from arena.league import run, start_league
-from arena.league_config import LeagueConfig
-from arena.schedule import MatchSpec
+from arena.league.lifecycle import run, start_league
+from arena.league.config import LeagueConfig
+from arena.league.schedule import MatchSpec
 from arena.serve import views
 from arena.serve.app import Service, create_app
 from arena.serve.db import ServiceDB
 from arena.serve.player import MatchPlayer, store_finished
 from arena.serve.uploads import UploadLimits
-from arena.store import FinishedMatch, Store
-from arena.workers import Executor, SeatSource, play_spec
+from arena.league.store import FinishedMatch, Store
+from arena.league.workers import Executor, SeatSource, play_spec
 from test_fair_play import log_lines
 from test_serve_standings import add_version
 

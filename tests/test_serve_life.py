@@ -29,7 +29,7 @@ from arena.serve import capacity
 from arena.serve.db import ServiceDB
 from arena.serve.player import MatchPlayer
 from arena.serve.uploads import pack_folder
-from arena.workers import ProcessPool
+from arena.league.workers import ProcessPool
 from engine import registry
 from orphans import (alive, assert_all_gone, bot_cgroups, members, needs_freezer, tree,
                      wait_for_frozen_bots)
@@ -106,7 +106,7 @@ def kept_pool(executor: str):
     test's own (stopped by `stop_ray`)."""
     if executor == "local":
         return ProcessPool(1, keep=True)
-    from arena.ray_pool import RayPool
+    from arena.league.ray_pool import RayPool
     return RayPool(1, quiet=True, keep=True)
 
 
@@ -274,7 +274,7 @@ def test_a_service_on_ray_keeps_its_bots_and_actors_flat_and_leaves_nothing(tmp_
                       ["--executor", "ray", "--move-time", "2"])
     for author in ("ann", "ben", "cy"):
         service.add_author(author)
-    service.start()   # no --ray-address: a Ray instance of its own (arena.ray_pool)
+    service.start()   # no --ray-address: a Ray instance of its own (arena.league.ray_pool)
     try:
         for author, bot in (("ann", "random"), ("ben", "greedy"), ("cy", "first")):
             status, answer = service.upload(pack_folder(SAMPLES / bot), service.tokens[author])

@@ -12,7 +12,7 @@ from arena.keys import LeagueKey
 from arena.serve.db import ServiceDB, ServiceDBError
 from arena.serve.player import store_finished, table_specs
 from arena.serve.standings import refit
-from arena.store import FinishedMatch
+from arena.league.store import FinishedMatch
 
 
 def add_version(db: ServiceDB, ladder: str, author: str, name: str, version: str,

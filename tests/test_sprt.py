@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from arena import sprt
+from arena.stats import sprt
 from arena.bench import sprt as simulation
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.store import DB_NAME
+from arena.league.store import DB_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY, RANDOM = ROOT / "sample_bots" / "greedy", ROOT / "sample_bots" / "random"

@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 
 from arena.keys import LeagueKey
-from arena.schedule import expand
-from arena.store import (DB_NAME, BotEntry, FinishedMatch, Store, StoreError, read_league,
+from arena.league.schedule import expand
+from arena.league.store import (DB_NAME, BotEntry, FinishedMatch, Store, StoreError, read_league,
                          read_outcomes)
 
 KEY = LeagueKey(bytes(32))   # a fixed league key: schedules are pure functions of it

@@ -32,7 +32,7 @@ from tabulate import tabulate
 from arena.clock import TimeControl
 from arena.keys import LeagueKey
 from arena.match import Seat, play_match
-from arena.schedule import expand
+from arena.league.schedule import expand
 
 TARGET_RATIO = 1.2        # fixed-work median move time, against the thief / against quiet
 TARGET_THROUGHPUT = 0.8   # matches/s, fair-play default / before fair play

@@ -18,10 +18,10 @@ from pathlib import Path
 from tabulate import tabulate
 
 from arena.errors import ArenaError
-from arena.league import run, start_league
-from arena.league_config import LeagueConfig
-from arena.ratings import Outcome
-from arena.workers import ProcessPool
+from arena.league.lifecycle import run, start_league
+from arena.league.config import LeagueConfig
+from arena.stats.ratings import Outcome
+from arena.league.workers import ProcessPool
 from sample_bots import sample_bot
 
 TARGET_SPEEDUP = 1.7

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from arena.ratings import ELO_PER_LOGIT, Outcome, fit_elo, ladder, pairwise_results
+from arena.stats.ratings import ELO_PER_LOGIT, Outcome, fit_elo, ladder, pairwise_results
 
 
 def simulate(true_elo: Sequence[float], deals: int, players: int = 2, *, draw_share: float = 0.4,

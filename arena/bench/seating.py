@@ -31,7 +31,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
-from arena.botstats import pairwise_share
+from arena.stats.botstats import pairwise_share
 from arena.sdk import strategies
 from arena.sdk.ismcts import Searcher
 from arena.sdk.strategies import Strategy

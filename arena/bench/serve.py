@@ -44,7 +44,7 @@ from arena.serve import scheduler
 from arena.serve.db import ServiceDB, Version
 from arena.serve.player import MatchPlayer, store_finished, table_specs
 from arena.serve.standings import Standings, refit
-from arena.store import FinishedMatch
+from arena.league.store import FinishedMatch
 from engine import registry
 
 TRUE_ELO = tuple(range(-350, 351, 100))
@@ -219,7 +219,7 @@ def service_life(folder: Path, batches: int, checkpoints: Sequence[int], seed: i
                  ) -> Iterator[tuple]:
     """(batches, matches, bots, bot processes, service KiB, workers' KiB, voided matches,
     paused batches) at each checkpoint of `batches` short batches of real bots."""
-    from arena.workers import ProcessPool   # the bench's other parts need no workers
+    from arena.league.workers import ProcessPool   # the bench's other parts need no workers
     from sample_bots import sample_bot
     db = ServiceDB.open(folder / "data")
     ladder = db.ensure_ladder("mandala", 2, registry.get("mandala").rules(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from arena import sprt
+from arena.stats import sprt
 
 DEAL_ELO = 200.0    # how much a deal favours one seat
 DRAW = 0.1          # chance of a drawn game

@@ -10,12 +10,12 @@ from typing import Sequence
 
 import click
 
-from arena.botstats import MatchFacts, order_effects
+from arena.stats.botstats import MatchFacts, order_effects
 from arena.cli import main
 from arena.errors import ArenaError
-from arena.ratings import Outcome
-from arena.report import FORMATS, history_text, ladder_text
-from arena.store import read_league, read_match_facts, read_missing_protections
+from arena.stats.ratings import Outcome
+from arena.stats.report import FORMATS, history_text, ladder_text
+from arena.league.store import read_league, read_match_facts, read_missing_protections
 
 
 def parse_anchor(text: str | None) -> tuple[str, float] | None:
@@ -36,7 +36,7 @@ def read_leagues(folders: Sequence[str]) -> tuple[list[Outcome], str]:
     """The outcomes of every league folder, checked to be of one game and set of rules, and
     those rules in words ("mandala", "flowers with pile_size=12").
 
-    Deal labels name the deal's seed (`arena.schedule`), so leagues with the same seed share
+    Deal labels name the deal's seed (`arena.league.schedule`), so leagues with the same seed share
     deal clusters (they played the same cards) and others do not. Merged, match ids are
     prefixed by their folder, and each league's matches come after the previous league's
     in match order (running Elo replays the leagues one after the other).
@@ -123,7 +123,7 @@ def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
 
 
 def order_effect_footer(outcomes: Sequence[Outcome]) -> list[str]:
-    """One line per bot flagged for an order effect (arena.botstats): on deals it met in
+    """One line per bot flagged for an order effect (arena.stats.botstats): on deals it met in
     more than one seating it did better later, beyond chance. Seatings in schedule order."""
     facts = [MatchFacts(o.bots, o.scores, o.ranks, None, None, (), deal=o.deal)
              for o in outcomes]

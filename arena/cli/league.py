@@ -1,6 +1,6 @@
 """`arena league run` / `resume` / `export` / `matches`, the progress bar, `arena bench league`.
 
-A league comes from flags, from a TOML file (`--config`; its keys: arena.league_config), or
+A league comes from flags, from a TOML file (`--config`; its keys: arena.league.config), or
 both (flags win).
 """
 from __future__ import annotations
@@ -22,16 +22,16 @@ from arena.cli import bench, main
 from arena.botcheck import check_league_bots
 from arena.bots.manifest import BUILTIN, resolution_help
 from arena.keys import LeagueKey, random_seed
-from arena.league import League, resume_league, run, start_league
-from arena.league_config import (LeagueConfig, LeagueError, check_config, config_from_settings,
+from arena.league.lifecycle import League, resume_league, run, start_league
+from arena.league.config import (LeagueConfig, LeagueError, check_config, config_from_settings,
                                  read_config_file)
-from arena.workers import Executor, ProcessPool, default_workers
-from arena.ratings import Outcome, score_matrix
+from arena.league.workers import Executor, ProcessPool, default_workers
+from arena.stats.ratings import Outcome, score_matrix
 from arena.cli.ladder import missing_protections_footer, order_effect_footer
-from arena.report import ladder_text
-from arena.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, SEATINGS
+from arena.stats.report import ladder_text
+from arena.league.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, SEATINGS
 from arena.cli.play import STDOUT
-from arena.store import Store, read_match_rows, read_outcomes, read_records
+from arena.league.store import Store, read_match_rows, read_outcomes, read_records
 
 RESULTS = Path("results")
 
@@ -72,7 +72,7 @@ def _executor(workers: int | None, executor: str, ray_address: str | None,
     if ray_address is not None and executor != "ray":
         raise LeagueError("--ray-address needs --executor ray")
     if executor == "ray":
-        from arena.ray_pool import RayPool   # Ray is optional and slow to import
+        from arena.league.ray_pool import RayPool   # Ray is optional and slow to import
         pool = RayPool(workers, ray_address, quiet=quiet)
         pool.connect()
         return pool

@@ -1,5 +1,5 @@
 """`arena replay`: a stored match again, move by move as text (as `arena play` prints it)
-or as one self-contained HTML page (`arena.replay_page`)."""
+or as one self-contained HTML page (`arena.render.replay`)."""
 from __future__ import annotations
 
 import json
@@ -12,8 +12,8 @@ from arena.cli import main
 from arena.cli.play import print_event
 from arena.errors import ArenaError
 from arena.match import Ended, Forfeited, Moved
-from arena.replay_page import render_replay_html, seat_names, steps
-from arena.store import DB_NAME, read_record
+from arena.render.replay import render_replay_html, seat_names, steps
+from arena.league.store import DB_NAME, read_record
 from engine.core import CHANCE
 
 

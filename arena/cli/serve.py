@@ -13,10 +13,10 @@ import click
 
 from arena.cli import main
 from arena.errors import ArenaError
-from arena.league_config import LeagueError
+from arena.league.config import LeagueError
 from arena import hostload
 from arena.serve.capacity import clamp_workers
-from arena.workers import Dispatcher, ProcessPool
+from arena.league.workers import Dispatcher, ProcessPool
 
 
 @main.command()
@@ -71,7 +71,7 @@ def _executor(workers: int | None, executor: str,
     if workers is not None and workers < 1:
         raise LeagueError(f"--workers must be at least 1, not {workers}")
     if executor == "ray":
-        from arena.ray_pool import RayPool   # Ray is optional and slow to import
+        from arena.league.ray_pool import RayPool   # Ray is optional and slow to import
         pool: Dispatcher = RayPool(None, ray_address, keep=True)
         count = clamp_workers(workers, pool.cpus(), "(CPUs) in the Ray cluster")
     else:

@@ -1,5 +1,5 @@
 """`arena sprt NEW OLD`: is NEW stronger than OLD? Duplicate pairs until the SPRT decides
-(arena.ab_test plays them, arena.sprt does the math)."""
+(arena.league.ab_test plays them, arena.stats.sprt does the math)."""
 from __future__ import annotations
 
 import signal
@@ -9,13 +9,13 @@ import time
 import click
 from tabulate import tabulate
 
-from arena import sprt
-from arena.ab_test import Hypotheses, Standing, default_folder, open_test, play
+from arena.stats import sprt
+from arena.league.ab_test import Hypotheses, Standing, default_folder, open_test, play
 from arena.bots.manifest import resolution_help
 from arena.cli import main
 from arena.cli.league import _check_bots, _executor, _interrupt, _workers_option
 from arena.keys import random_seed
-from arena.league_config import config_from_settings
+from arena.league.config import config_from_settings
 
 
 @main.command("sprt")
@@ -38,7 +38,7 @@ from arena.league_config import config_from_settings
 @click.option("--beta", type=float, default=0.05, show_default=True,
               help="Chance of accepting H0 when H1 holds.")
 @click.option("--elo-model", type=click.Choice(["logistic", "normalized"]), default="logistic",
-              show_default=True, help="What the Elo bounds mean (see arena/sprt.py).")
+              show_default=True, help="What the Elo bounds mean (see arena/stats/sprt.py).")
 @click.option("--max-pairs", type=int, default=10_000, show_default=True,
               help="Stop undecided after this many pairs.")
 @click.option("--seed", type=int, default=None,

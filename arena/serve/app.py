@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from arena.errors import ArenaError
-from arena.replay_page import render_replay_html
+from arena.render.replay import render_replay_html
 from arena.serve import views
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, authenticate

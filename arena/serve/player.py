@@ -29,14 +29,14 @@ from typing import Sequence
 
 from arena.errors import ArenaError, HostError
 from arena.keys import LeagueKey
-from arena.league_config import RunPlan
-from arena.ratings import Outcome, pairwise_results
-from arena.schedule import MatchSpec, rotations
+from arena.league.config import RunPlan
+from arena.stats.ratings import Outcome, pairwise_results
+from arena.league.schedule import MatchSpec, rotations
 from arena.serve import scheduler
 from arena.serve.db import Ladder, ServiceDB, Version
 from arena.serve.standings import Standings, refit
-from arena.store import BotEntry, FinishedMatch
-from arena.workers import Dispatcher
+from arena.league.store import BotEntry, FinishedMatch
+from arena.league.workers import Dispatcher
 
 log = logging.getLogger(__name__)
 

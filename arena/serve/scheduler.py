@@ -10,7 +10,7 @@
    being starved forever.
 
 Each table plays every seating, each on a new deal (`arena.serve.player`): bots on a ladder
-are not trusted, so none ever plays a deal twice (arena.schedule, independent seating).
+are not trusted, so none ever plays a deal twice (arena.league.schedule, independent seating).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ NARROW = 50.0
 """A rating is narrow once its 95% interval is at most +/- this many Elo."""
 MIN_GAMES = 40
 """Games (20 deals of two seatings) before an interval is believed: with few deals the
-deal-clustered interval is unreliable, often far too narrow (arena.ratings)."""
+deal-clustered interval is unreliable, often far too narrow (arena.stats.ratings)."""
 FLOOR = 0.02
 """Least weight of a neighbouring pair, so a settled order is still checked now and then."""
 

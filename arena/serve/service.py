@@ -26,7 +26,7 @@ from arena.serve.player import MatchPlayer
 from arena.serve.compliance import SAMPLE_BOT, compliance_check, sample_check
 from arena.serve.uploads import UploadLimits
 from arena.serve.capacity import LoadWatch
-from arena.workers import Dispatcher
+from arena.league.workers import Dispatcher
 from engine import registry
 
 DEFAULT_SUBMISSIONS_PER_HOUR = 20

@@ -1,6 +1,6 @@
 """A ladder's standings, refitted from the database as matches land, in bounded memory.
 
-Ratings are fitted (`arena.ratings`: maximum-likelihood Elo, deals as clusters) from the
+Ratings are fitted (`arena.stats.ratings`: maximum-likelihood Elo, deals as clusters) from the
 pairwise results the database keeps per match, streamed into numpy arrays for the fit and
 dropped after it: the service holds no list of outcomes that grows with the matches. Every
 version that ever played on the ladder is fitted (a retired version's results still inform
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena import ratings
-from arena.report import ladder_records
+from arena.stats import ratings
+from arena.stats.report import ladder_records
 from arena.serve.db import ServiceDB, Version
 
 

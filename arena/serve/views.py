@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.botstats import MatchFacts, OrderEffect, order_effects
+from arena.stats.botstats import MatchFacts, OrderEffect, order_effects
 from arena.sandbox import log_text
 from arena.serve.db import Ladder, ServiceDB, log_name
 
@@ -102,7 +102,7 @@ class VersionView:
     games: int
     history: list[tuple[int, float, float | None]] = field(default_factory=list)
     order: OrderEffect | None = None
-    """Its later seatings of deals it met twice against its first (arena.botstats)."""
+    """Its later seatings of deals it met twice against its first (arena.stats.botstats)."""
 
     def chart(self) -> dict | None:
         """The rating history as SVG polyline points (games -> Elo), or None if too short."""

@@ -4,7 +4,7 @@ local executor (`ProcessPool`: worker processes fed over a pickle-framed pipe).
 The executor is the one seam for running matches elsewhere: `Executor.run(plan, specs)`
 yields `FinishedMatch`es in any order. `ProcessPool` runs them on local worker processes,
 each with its own bot host (a pool of bot processes reused across matches, or fresh per match
-with `fresh_bots`); another executor (Ray actors, arena.ray_pool) only needs to call
+with `fresh_bots`); another executor (Ray actors, arena.league.ray_pool) only needs to call
 `play_spec` where the workers are. Workers die with the league process (`kill -9` included).
 A kept executor (`keep=True`, the service's) keeps its workers and their bots across runs.
 """
@@ -31,10 +31,10 @@ from typing import Any, BinaryIO, Iterator, Sequence
 from arena.bots.manifest import BUILTIN
 from arena.clock import TimeControl
 from arena.errors import ArenaError, HostError, HostOverloaded
-from arena.league_config import LeagueError, RunPlan
+from arena.league.config import LeagueError, RunPlan
 from arena.match import Seat, StrategySeat, play_match
-from arena.schedule import MatchSpec
-from arena.store import FinishedMatch
+from arena.league.schedule import MatchSpec
+from arena.league.store import FinishedMatch
 
 log = logging.getLogger(__name__)
 
@@ -438,7 +438,7 @@ class LocalTransport(Transport):
         # -P: the current folder stays off sys.path (a folder named `arena` there would be
         # imported instead); the worker imports the arena this process imported.
         process = subprocess.Popen(
-            [sys.executable, "-P", "-c", "from arena.workers import worker_main; worker_main()"],
+            [sys.executable, "-P", "-c", "from arena.league.workers import worker_main; worker_main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid()),
                  "PYTHONPATH": os.pathsep.join(filter(None, (

@@ -1,4 +1,4 @@
-"""Leagues on a Ray cluster: the Ray transport of the league Dispatcher (arena.workers).
+"""Leagues on a Ray cluster: the Ray transport of the league Dispatcher (arena.league.workers).
 
 `RayPool` deals matches exactly as the local `ProcessPool` does (same Dispatcher: look-ahead,
 restarts, replay of unfinished matches), with Ray actors in place of local worker processes:
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError, HostError
-from arena.league_config import LeagueError, RunPlan
-from arena.schedule import MatchSpec
-from arena.store import FinishedMatch
-from arena.workers import Died, Dispatcher, Done, SeatSource, Transport, play_spec
+from arena.league.config import LeagueError, RunPlan
+from arena.league.schedule import MatchSpec
+from arena.league.store import FinishedMatch
+from arena.league.workers import Died, Dispatcher, Done, SeatSource, Transport, play_spec
 
 log = logging.getLogger(__name__)
 

@@ -2,10 +2,10 @@
 it started with), and run it (play what is missing, commit each match as it comes back).
 
 `start_league` checks everything (game, player count, options, bot folders and the games they
-play, the schedule; arena.league_config) before it creates anything, then creates the league
+play, the schedule; arena.league.config) before it creates anything, then creates the league
 folder and database; `resume_league` reopens one and checks that no bot changed since. Both
 end in `run`, which skips the matches already stored and hands the rest to an executor
-(arena.workers), committing each finished match as it comes back (one transaction each, this
+(arena.league.workers), committing each finished match as it comes back (one transaction each, this
 process the only writer).
 
 A league stopped by Ctrl-C keeps every finished match; one killed with `kill -9` loses only
@@ -23,11 +23,11 @@ from arena.bots.manifest import BUILTIN
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
 from arena.bots.manifest import BUILTIN
-from arena.league_config import LeagueConfig, LeagueError, RunPlan, check_config
-from arena.ratings import Outcome
-from arena.schedule import MatchSpec
-from arena.store import BotEntry, Store, StoreError
-from arena.workers import Executor
+from arena.league.config import LeagueConfig, LeagueError, RunPlan, check_config
+from arena.stats.ratings import Outcome
+from arena.league.schedule import MatchSpec
+from arena.league.store import BotEntry, Store, StoreError
+from arena.league.workers import Executor
 from engine import registry
 
 

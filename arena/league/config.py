@@ -27,8 +27,8 @@ from arena.bots.manifest import BUILTIN, BuiltinBot, resolve_bot
 from arena.clock import TimeControl
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
-from arena.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, MatchSpec, expand
-from arena.store import BotEntry
+from arena.league.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, MatchSpec, expand
+from arena.league.store import BotEntry
 from engine import registry
 
 # Each key of a league config file and the TOML types it takes.
@@ -59,7 +59,7 @@ class LeagueConfig:
     max_tables: int = DEFAULT_MAX_TABLES
     seating: str = DEFAULT_SEATING
     """`independent` (a deal per match) or `mirrored` (a table's deal in every seating);
-    arena.schedule."""
+    arena.league.schedule."""
     sandbox: bool = True
     rules: str | None = None
     """The engine's rules version (`mandala/1`), set when the league starts; None in leagues

@@ -18,14 +18,14 @@ match plays is the **seating** mode:
   (page cache, timing; SECURITY.md) have nothing to tell each other about a deal. Seats
   still balance: each round rotates every table through every seat, each seating on its
   own deal. With 1 player every bot gets cards of its own each round too (the round's games
-  are still compared by score, arena.ratings, on different deals: noisier, not biased), so
+  are still compared by score, arena.stats.ratings, on different deals: noisier, not biased), so
   no two bots, of one author say, share a deal they could pass on.
 - `mirrored`: a table's deal of the round is played in every seat rotation (with 1 player,
   every bot plays the round's deal), so the luck of the cards cancels out too, which
   `arena bench seating` measures to be worth little in these games. A bot keeps one pooled
   process per seat (arena.bots), so no one process meets a deal twice; but its processes
   can talk, so only trusted bots should play mirrored (`arena sprt` does, for pairs).
-  An order effect (arena.botstats) is what a bot that cheats so would show.
+  An order effect (arena.stats.botstats) is what a bot that cheats so would show.
 
 Either way a table's deals are its own: deals shared by every table would bring one deal
 to one bot once per opponent.
@@ -244,7 +244,7 @@ def expand(bots: Sequence[str], players: int, deals: int, seed: int, key: League
 
     Round-major order keeps a league that is stopped early as fair as it can be. Mirrored,
     round k plays a table's seatings starting from its k-th rotation, so every bot meets a
-    deal first in each seat equally often: an order effect (arena.botstats) is then not a
+    deal first in each seat equally often: an order effect (arena.stats.botstats) is then not a
     seat effect.
     """
     if deals < 1:

@@ -1,9 +1,9 @@
 """An A/B test between two versions of a bot (`arena sprt`): duplicate pairs played like a
-league, stopped by the SPRT (arena.sprt) as soon as it decides.
+league, stopped by the SPRT (arena.stats.sprt) as soon as it decides.
 
-The test is a league underneath: one folder, one database (arena.store) with the settings,
-the bots and every match record, played by the league's workers (arena.workers). Its
-schedule is `arena.schedule.duplicate_pairs` up to `max_pairs`; the test stops when the
+The test is a league underneath: one folder, one database (arena.league.store) with the settings,
+the bots and every match record, played by the league's workers (arena.league.workers). Its
+schedule is `arena.league.schedule.duplicate_pairs` up to `max_pairs`; the test stops when the
 log-likelihood ratio leaves its bounds (the matches in flight are dropped). Running the same
 test again in the same folder continues it: the stored pairs count, the schedule goes on
 where it stopped, and a test already decided is only reported.
@@ -19,15 +19,15 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from arena import sprt
+from arena.stats import sprt
 from arena.bots.manifest import BUILTIN
 from arena.keys import LeagueKey
-from arena.league import League, lock_folder, run
-from arena.league_config import LeagueConfig, LeagueError, load_bot
-from arena.ratings import Outcome
-from arena.schedule import duplicate_pairs
-from arena.store import DB_NAME, BotEntry, Store, StoreError, read_outcomes
-from arena.workers import Executor
+from arena.league.lifecycle import League, lock_folder, run
+from arena.league.config import LeagueConfig, LeagueError, load_bot
+from arena.stats.ratings import Outcome
+from arena.league.schedule import duplicate_pairs
+from arena.league.store import DB_NAME, BotEntry, Store, StoreError, read_outcomes
+from arena.league.workers import Executor
 from engine import registry
 
 

@@ -1,10 +1,10 @@
 """Tables people read: the ladder, the pairwise score matrix and running Elo histories.
 
-Per-bot statistics (`arena.botstats`) come the same ways.
+Per-bot statistics (`arena.stats.botstats`) come the same ways.
 
 Each comes as table, markdown, csv or json; html is one page with all of them
-(`arena.page`). Only presentation lives here; every number comes
-from `arena.ratings`. The league calls `ladder_text(outcomes)` at the end of a run;
+(`arena.render.ladder_page`). Only presentation lives here; every number comes
+from `arena.stats.ratings`. The league calls `ladder_text(outcomes)` at the end of a run;
 `arena ladder` calls the same functions.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Sequence
 
 from tabulate import tabulate
 
-from arena.botstats import STATS_NOTES, BotStats, MatchFacts, bot_stats, stats_records
+from arena.stats.botstats import STATS_NOTES, BotStats, MatchFacts, bot_stats, stats_records
 from arena.errors import ArenaError
-from arena.ratings import Ladder, Outcome, find_bot, ladder, running_elo, score_matrix
+from arena.stats.ratings import Ladder, Outcome, find_bot, ladder, running_elo, score_matrix
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 _TABLEFMT = {"table": "simple", "markdown": "github", "html": "html"}
@@ -244,7 +244,7 @@ def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
     table = ladder(outcomes, anchor=anchor)
     order = [row.bot for row in table.rows]
     if fmt == "html":   # one page: ladder, statistics, matrix and charts together
-        from arena.page import ladder_page
+        from arena.render.ladder_page import ladder_page
         return ladder_page(table, outcomes, title=title,
                            stats=None if facts is None else bot_stats(facts, order))
     if stats:

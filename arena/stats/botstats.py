@@ -9,7 +9,7 @@ and its **order effect** (`order_effects`): on every deal it met in more than on
 later than in its first, with a one-sided sign test. Where bots are trusted to play one deal
 in several seatings, a bot whose processes pass the deal on to each other (a host channel
 no sandbox fully closes) wins its later seatings more than its first, and stands out.
-Numbers only: `arena.report` and `arena.page` draw them.
+Numbers only: `arena.stats.report` and `arena.render.ladder_page` draw them.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import Hashable, Sequence
 
 @dataclass(frozen=True)
 class MatchFacts:
-    """What the statistics need of one stored match (`arena.store.read_match_facts`)."""
+    """What the statistics need of one stored match (`arena.league.store.read_match_facts`)."""
 
     bots: tuple[str, ...]            # label per seat
     scores: tuple[float, ...]

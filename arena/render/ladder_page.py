@@ -2,8 +2,8 @@
 interval, per-bot statistics, the pairwise matrix and a chart of running Elo per bot (inline
 SVG: no scripts, no files beside it, opens anywhere).
 
-`arena ladder results/NAME --format html > ladder.html`. Numbers come from `arena.ratings`
-and the tables from `arena.report`, exactly as the text formats show them.
+`arena ladder results/NAME --format html > ladder.html`. Numbers come from `arena.stats.ratings`
+and the tables from `arena.stats.report`, exactly as the text formats show them.
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import math
 from html import escape
 from typing import Sequence
 
-from arena.botstats import STATS_NOTES, BotStats
-from arena.ratings import Ladder, Outcome, running_elo
-from arena.report import (MATRIX_NOTE, ladder_notes, ladder_table, matrix_table, shown_bot,
+from arena.stats.botstats import STATS_NOTES, BotStats
+from arena.stats.ratings import Ladder, Outcome, running_elo
+from arena.stats.report import (MATRIX_NOTE, ladder_notes, ladder_table, matrix_table, shown_bot,
                           stats_table)
 
 CHART_WIDTH, CHART_HEIGHT, MARGIN = 760, 320, 48

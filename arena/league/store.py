@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from arena.botstats import MatchFacts
+from arena.stats.botstats import MatchFacts
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
-from arena.ratings import Outcome
-from arena.schedule import MatchSpec
+from arena.stats.ratings import Outcome
+from arena.league.schedule import MatchSpec
 
 DB_NAME = "league.sqlite"
 APP = "arena-league"
@@ -430,7 +430,7 @@ def read_match_rows(league: str | os.PathLike) -> list[MatchRow]:
 
 
 def read_match_facts(league: str | os.PathLike) -> list[MatchFacts]:
-    """What per-bot statistics need of every stored match (`arena.botstats`), in schedule
+    """What per-bot statistics need of every stored match (`arena.stats.botstats`), in schedule
     order; the records' moves and times are picked out by SQLite, not the whole records."""
     with _reading(league) as conn:
         rows = conn.execute(

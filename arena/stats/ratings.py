@@ -28,7 +28,7 @@ for paired deals, or too narrow when a deal favours the same bot throughout. We 
 sandwich covariance `A^-1 B A^-1 * G / (G - 1)`, where A is the Fisher information of the
 fit, B sums, over each deal, the outer product of that deal's total score residual per bot,
 and G is the number of deals. A deal is every match with its label (`Outcome.deal`): the
-league labels by the deal's seed and gives every table a deal of its own (arena.schedule), so
+league labels by the deal's seed and gives every table a deal of its own (arena.league.schedule), so
 one cluster holds the seatings of one table's deal (in 1-player `flowers`, every bot's game of
 a round). A deal shared by several tables would be one cluster across them, as it must: a deal
 that suits a bot lifts it at each of them.

@@ -1,0 +1,16 @@
+"""HTML for people: the ladder page (ladder_page) and the replay viewer (replay), all made
+from the Jinja2 templates in `templates/` with autoescaping on, so no text from a record or a
+bot can become markup."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+
+@lru_cache(maxsize=1)
+def templates() -> Environment:
+    """The templates of `arena/render/templates`, autoescaped (strings included)."""
+    return Environment(loader=PackageLoader("arena.render", "templates"),
+                       autoescape=select_autoescape(default=True, default_for_string=True),
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
