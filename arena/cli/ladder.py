@@ -10,12 +10,16 @@ from typing import Sequence
 
 import click
 
-from arena.stats.botstats import MatchFacts, order_effects
 from arena.cli import main
 from arena.errors import ArenaError
-from arena.stats.ratings import Outcome
-from arena.stats.report import FORMATS, history_text, ladder_text
 from arena.league.store import read_league, read_match_facts, read_missing_protections
+from arena.render.ladder_page import ladder_page
+from arena.render.ladder_site import LeagueMatches, check_target, write_site
+from arena.stats.botstats import MatchFacts, bot_stats, order_effects
+from arena.stats.ratings import Outcome
+from arena.stats.report import FORMATS, history_text, ladder_text, rated
+
+STDOUT = "-"
 
 
 def parse_anchor(text: str | None) -> tuple[str, float] | None:
@@ -61,11 +65,19 @@ def read_leagues(folders: Sequence[str]) -> tuple[list[Outcome], str]:
                 f"{_describe(first[1])}: merge only leagues of the same game and options")
         if len(folders) > 1:
             offset = 1 + max((outcome.order for outcome in outcomes), default=-1)
-            stored = [dataclasses.replace(outcome, match_id=f"{folder}|{outcome.match_id}",
+            stored = [dataclasses.replace(outcome,
+                                          match_id=match_prefix(folder, folders)
+                                          + outcome.match_id,
                                           order=offset + outcome.order)
                       for outcome in stored]
         outcomes.extend(stored)
     return outcomes, _describe(first[1])
+
+
+def match_prefix(folder: str, folders: Sequence[str]) -> str:
+    """What a match id of `folder` is prefixed with when `folders` are merged: the folder
+    (ids are unique within one league only), or nothing for a league alone."""
+    return f"{folder}|" if len(folders) > 1 else ""
 
 
 def _describe(rules: tuple) -> str:
@@ -76,10 +88,14 @@ def _describe(rules: tuple) -> str:
 
 @main.command()
 @click.argument("leagues", nargs=-1, required=True, metavar="RESULTS/NAME...")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+@click.option("--format", "fmt", type=click.Choice(FORMATS + ("html",)), default="table",
               show_default=True,
-              help="How to print the table; html: one page with the ladder, the matrix and "
-                   "a running Elo chart.")
+              help="How to print the table; html: one page with the ladder, the statistics, "
+                   "the matrix and the charts.")
+@click.option("--output", metavar="DIR", default=None,
+              help="With --format html: write a site into DIR instead (index.html, a page "
+                   "per bot listing its matches, a replay per match); `-`: the page to "
+                   "standard output. A site written before in DIR is replaced.")
 @click.option("--matrix", is_flag=True,
               help="Print the pairwise score matrix instead of the ladder.")
 @click.option("--anchor", metavar="BOT=RATING", default=None,
@@ -91,8 +107,8 @@ def _describe(rules: tuple) -> str:
               help="Print running Elo after every match instead (classic Elo in match order).")
 @click.option("--k-factor", type=click.FloatRange(min=0.0, min_open=True), default=16.0,
               show_default=True, help="K of running Elo (with --history).")
-def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
-           stats: bool, history: bool, k_factor: float) -> None:
+def ladder(leagues: tuple[str, ...], fmt: str, output: str | None, matrix: bool,
+           anchor: str | None, stats: bool, history: bool, k_factor: float) -> None:
     """Elo ladder (maximum likelihood, 95% intervals, LOS) of one or more leagues.
 
     Several leagues of the same game are merged into one ladder; a league still running
@@ -107,19 +123,46 @@ def ladder(leagues: tuple[str, ...], fmt: str, matrix: bool, anchor: str | None,
     given = click.get_current_context().get_parameter_source("k_factor")
     if not history and given is not click.core.ParameterSource.DEFAULT:
         raise ArenaError("--k-factor is the K of running Elo: use it with --history")
+    if output is not None and fmt != "html":
+        raise ArenaError("--output writes the html ladder: give it with --format html")
+    if fmt == "html" and (matrix or stats or history):
+        raise ArenaError("--format html shows the ladder, the statistics, the matrix and "
+                         "running Elo together: leave out --matrix, --stats and --history")
     anchor_pair = parse_anchor(anchor)
     outcomes, rules = read_leagues(leagues)
-    if history:
+    if fmt == "html":
+        html_ladder(leagues, outcomes, rules, anchor_pair,
+                    None if output in (None, STDOUT) else Path(output))
+    elif history:
         click.echo(history_text(outcomes, fmt, k=k_factor))
     else:
-        title = f"Arena ladder: {', '.join(Path(folder).name for folder in leagues)} ({rules})"
         facts = ([fact for folder in leagues for fact in read_match_facts(folder)]
-                 if stats or fmt == "html" else None)
-        click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix, title=title,
-                               facts=facts, stats=stats))
+                 if stats else None)
+        click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix, facts=facts,
+                               stats=stats))
         if fmt in ("table", "markdown"):
             for line in missing_protections_footer(leagues) + order_effect_footer(outcomes):
                 click.echo(line)
+
+
+def html_ladder(leagues: Sequence[str], outcomes: list[Outcome], rules: str,
+                anchor: tuple[str, float] | None, site: Path | None) -> None:
+    """The ladder page on standard output, or (`site`) the whole site written there."""
+    table = rated(outcomes, anchor)
+    title = f"Arena ladder: {', '.join(Path(folder).name for folder in leagues)} ({rules})"
+    facts = [fact for folder in leagues for fact in read_match_facts(folder)]
+    stats = bot_stats(facts, [row.bot for row in table.rows])
+    if site is None:
+        click.echo(ladder_page(table, outcomes, title=title, stats=stats))
+        return
+    check_target(site)   # before the progress bar: a refusal is one line
+    sources = [LeagueMatches(match_prefix(folder, leagues), folder) for folder in leagues]
+    with click.progressbar(length=len(outcomes), label="Writing match replays",
+                           file=click.get_text_stream("stderr")) as bar:
+        written = write_site(site, sources, table=table, outcomes=outcomes, title=title,
+                             stats=stats, done=bar.update)
+    click.echo(f"Wrote the ladder, {written.bots} bot pages and {written.matches} match "
+               f"replays: open {(site / 'index.html').resolve()}")
 
 
 def order_effect_footer(outcomes: Sequence[Outcome]) -> list[str]:

@@ -347,7 +347,7 @@ def matches_command(folder, forfeits, bot_name):
         rows = [row for row in rows if row.end == "forfeit"]
     table = [(row.match_id, "\n".join(f"{seat} {bot}" for seat, bot in enumerate(row.bots)),
               " ".join(map(str, row.scores)), " ".join(map(str, row.ranks)), row.end,
-              _forfeit_text(row)) for row in rows]
+              row.forfeit_text) for row in rows]
     if table:
         click.echo(tabulate(table, headers=("match", "seats", "scores", "ranks", "end",
                                             "forfeit"),
@@ -356,10 +356,3 @@ def matches_command(folder, forfeits, bot_name):
     click.echo(f"{len(rows)} match(es), {count} forfeit(s)"
                + (f"; see one: arena replay {folder} --match ID, or arena debug {folder} "
                   "--match ID --ply PLY --bot FOLDER" if rows else ""))
-
-
-def _forfeit_text(row) -> str:
-    if row.end != "forfeit":
-        return ""
-    detail = f": {row.forfeit_detail}" if row.forfeit_detail else ""   # names bot and seat
-    return f"{row.forfeit_reason} at ply {row.plies}{detail}"

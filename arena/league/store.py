@@ -414,6 +414,15 @@ class MatchRow:
     forfeit_seat: int | None
     forfeit_reason: str | None
     forfeit_detail: str
+    started: float             # unix time the match started (0: not known)
+
+    @property
+    def forfeit_text(self) -> str:
+        """"timeout at ply 12: detail" for a forfeit (the detail names bot and seat), else ""."""
+        if self.end != "forfeit":
+            return ""
+        detail = f": {self.forfeit_detail}" if self.forfeit_detail else ""
+        return f"{self.forfeit_reason} at ply {self.plies}{detail}"
 
 
 def read_match_rows(league: str | os.PathLike) -> list[MatchRow]:
@@ -422,11 +431,13 @@ def read_match_rows(league: str | os.PathLike) -> list[MatchRow]:
     with _reading(league) as conn:
         rows = conn.execute(
             "SELECT id, bots, scores, ranks, end_kind, json_array_length(record, '$.moves'), "
-            "forfeit_seat, forfeit_reason, json_extract(record, '$.result.forfeit.detail') "
-            "FROM matches ORDER BY ord").fetchall()
+            "forfeit_seat, forfeit_reason, json_extract(record, '$.result.forfeit.detail'), "
+            "started FROM matches ORDER BY ord").fetchall()
     return [MatchRow(match_id, tuple(json.loads(bots)), tuple(json.loads(scores)),
-                     tuple(json.loads(ranks)), end, plies or 0, seat, reason, detail or "")
-            for match_id, bots, scores, ranks, end, plies, seat, reason, detail in rows]
+                     tuple(json.loads(ranks)), end, plies or 0, seat, reason, detail or "",
+                     started or 0.0)
+            for match_id, bots, scores, ranks, end, plies, seat, reason, detail, started
+            in rows]
 
 
 def read_match_facts(league: str | os.PathLike) -> list[MatchFacts]:

@@ -2,10 +2,11 @@
 
 Per-bot statistics (`arena.stats.botstats`) come the same ways.
 
-Each comes as table, markdown, csv or json; html is one page with all of them
-(`arena.render.ladder_page`). Only presentation lives here; every number comes
-from `arena.stats.ratings`. The league calls `ladder_text(outcomes)` at the end of a run;
-`arena ladder` calls the same functions.
+Each comes as table, markdown, csv or json: text only. The HTML ladder
+(`arena.render.ladder_page`) draws the same `Grid`s (headers, cells, alignment) through its
+templates; it imports this module, never the reverse. Only presentation lives here; every
+number comes from `arena.stats.ratings`. The league calls `ladder_text(outcomes)` at the end
+of a run; `arena ladder` calls the same functions.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 from tabulate import tabulate
@@ -21,8 +23,24 @@ from arena.stats.botstats import STATS_NOTES, BotStats, MatchFacts, bot_stats, s
 from arena.errors import ArenaError
 from arena.stats.ratings import Ladder, Outcome, find_bot, ladder, running_elo, score_matrix
 
-FORMATS = ("table", "markdown", "csv", "json", "html")
-_TABLEFMT = {"table": "simple", "markdown": "github", "html": "html"}
+FORMATS = ("table", "markdown", "csv", "json")
+_TABLEFMT = {"table": "simple", "markdown": "github"}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A table's cells as text, before any format draws it: tabulate here, templates in
+    `arena.render`. `bots` names the bot label of each row (for links), `align` each column."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    align: tuple[str, ...]
+    bots: tuple[str, ...]
+
+    def drawn(self, fmt: str) -> str:
+        """Drawn by tabulate as table or markdown."""
+        return tabulate(self.rows, headers=self.headers, tablefmt=_TABLEFMT[fmt],
+                        disable_numparse=True, colalign=self.align)
 
 
 def _name_and_version(label: str) -> tuple[str, str]:
@@ -116,16 +134,21 @@ def format_ladder(table: Ladder, fmt: str = "table") -> str:
 
 
 def ladder_table(table: Ladder, fmt: str) -> str:
-    """The ladder's table alone, drawn by tabulate (table, markdown or html)."""
-    rows = [[record["rank"], shown_bot(row.bot), _cell(record["elo"]), _cell(record["interval"]),
-             record["games"], _cell(record["score_pct"]),
-             f"{record['wins']}/{record['draws']}/{record['losses']}", record["forfeits"],
-             _cell(record["los_next_pct"], "%")]
-            for record, row in zip(ladder_records(table), table.rows)]
-    headers = ["rank", "bot (version)", "Elo", "+/-", "games", "score %", "W/D/L",
-               "forfeits", "LOS next"]
-    return tabulate(rows, headers=headers, tablefmt=_TABLEFMT[fmt], disable_numparse=True,
-                    colalign=("right", "left") + ("right",) * 7)
+    """The ladder's table alone, drawn by tabulate (table or markdown)."""
+    return ladder_grid(table).drawn(fmt)
+
+
+def ladder_grid(table: Ladder) -> Grid:
+    """The ladder's cells: rank, bot, Elo, interval, games, score, W/D/L, forfeits, LOS."""
+    rows = tuple((str(record["rank"]), shown_bot(row.bot), _cell(record["elo"]),
+                  _cell(record["interval"]), str(record["games"]), _cell(record["score_pct"]),
+                  f"{record['wins']}/{record['draws']}/{record['losses']}",
+                  str(record["forfeits"]), _cell(record["los_next_pct"], "%"))
+                 for record, row in zip(ladder_records(table), table.rows))
+    headers = ("rank", "bot (version)", "Elo", "+/-", "games", "score %", "W/D/L",
+               "forfeits", "LOS next")
+    return Grid(headers, rows, ("right", "left") + ("right",) * 7,
+                tuple(row.bot for row in table.rows))
 
 
 def format_matrix(table: Ladder, outcomes: Sequence[Outcome], fmt: str = "table") -> str:
@@ -158,19 +181,23 @@ MATRIX_NOTE = "Cell: the row bot's score % against the column bot (pairwise resu
 
 
 def matrix_table(table: Ladder, outcomes: Sequence[Outcome], fmt: str) -> str:
-    """The matrix's table alone, drawn by tabulate (table, markdown or html)."""
+    """The matrix's table alone, drawn by tabulate (table or markdown)."""
+    return matrix_grid(table, outcomes).drawn(fmt)
+
+
+def matrix_grid(table: Ladder, outcomes: Sequence[Outcome]) -> Grid:
+    """The matrix's cells: the row bot's score % (and results) against each column bot."""
     order = [row.bot for row in table.rows]
     matrix = score_matrix(outcomes, order)
     n = len(order)
     # Columns by rank number keep a wide matrix narrow; the rows say who each number is.
-    rows = [[f"{i + 1}. {shown_bot(order[i])}"]
-            + ["" if i == j else "-" if not matrix.games[i, j]
-               else f"{matrix.score(i, j) * 100:.1f} ({int(matrix.games[i, j])})"
-               for j in range(n)]
-            for i in range(n)]
-    return tabulate(rows, headers=["bot"] + [str(j + 1) for j in range(n)],
-                    tablefmt=_TABLEFMT[fmt], disable_numparse=True,
-                    colalign=("left",) + ("right",) * n)
+    rows = tuple((f"{i + 1}. {shown_bot(order[i])}",)
+                 + tuple("" if i == j else "-" if not matrix.games[i, j]
+                         else f"{matrix.score(i, j) * 100:.1f} ({int(matrix.games[i, j])})"
+                         for j in range(n))
+                 for i in range(n))
+    return Grid(("bot",) + tuple(str(j + 1) for j in range(n)), rows,
+                ("left",) + ("right",) * n, tuple(order))
 
 
 _STATS_HEADERS = ["bot (version)", "matches", "points mean", "points sd", "1st seat %",
@@ -179,17 +206,23 @@ _STATS_HEADERS = ["bot (version)", "matches", "points mean", "points sd", "1st s
 
 
 def stats_table(stats: Sequence[BotStats], fmt: str) -> str:
-    """Per-bot statistics drawn by tabulate (table, markdown or html)."""
-    rows = [[shown_bot(record["bot"]), record["matches"], _number(record["mean_points"], 2),
-             _number(record["sd_points"], 2),
-             _with_count(record["first_seat_score_pct"], record["first_seat_results"]),
-             _with_count(record["later_seats_score_pct"], record["later_seats_results"]),
-             _cell(record["mean_move_ms"]), _cell(record["max_move_ms"]),
-             ", ".join(f"{reason} {count}" for reason, count in record["forfeits"].items())
-             or "-", _order_cell(record)]
-            for record in stats_records(stats)]
-    return tabulate(rows, headers=_STATS_HEADERS, tablefmt=_TABLEFMT[fmt],
-                    disable_numparse=True, colalign=("left",) + ("right",) * 9)
+    """Per-bot statistics drawn by tabulate (table or markdown)."""
+    return stats_grid(stats).drawn(fmt)
+
+
+def stats_grid(stats: Sequence[BotStats]) -> Grid:
+    """Per-bot statistics' cells, one row per bot."""
+    records = stats_records(stats)
+    rows = tuple((shown_bot(record["bot"]), str(record["matches"]),
+                  _number(record["mean_points"], 2), _number(record["sd_points"], 2),
+                  _with_count(record["first_seat_score_pct"], record["first_seat_results"]),
+                  _with_count(record["later_seats_score_pct"], record["later_seats_results"]),
+                  _cell(record["mean_move_ms"]), _cell(record["max_move_ms"]),
+                  ", ".join(f"{reason} {count}" for reason, count in record["forfeits"].items())
+                  or "-", _order_cell(record))
+                 for record in records)
+    return Grid(tuple(_STATS_HEADERS), rows, ("left",) + ("right",) * 9,
+                tuple(record["bot"] for record in records))
 
 
 def _order_cell(record: dict) -> str:
@@ -210,7 +243,7 @@ def _with_count(percent: float | None, results: int) -> str:
 
 
 def format_stats(stats: Sequence[BotStats], fmt: str = "table") -> str:
-    """Per-bot statistics in one of FORMATS but html (the page shows them with the ladder)."""
+    """Per-bot statistics in one of FORMATS."""
     _check_format(fmt)
     records = stats_records(stats)
     if fmt == "json":
@@ -228,25 +261,25 @@ def format_stats(stats: Sequence[BotStats], fmt: str = "table") -> str:
     return stats_table(stats, fmt) + "\n\n" + "\n".join(STATS_NOTES)
 
 
-def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
-                anchor: tuple[str, float] | None = None, matrix: bool = False,
-                title: str = "Arena ladder", facts: Sequence[MatchFacts] | None = None,
-                stats: bool = False) -> str:
-    """What the league prints at its end and `arena ladder` prints: ladder, matrix or
-    (`stats`, from the matches' `facts`) per-bot statistics, or (html) a whole page with the
-    ladder, the statistics when given facts, the matrix and the charts."""
-    _check_format(fmt)
+def rated(outcomes: Sequence[Outcome], anchor: tuple[str, float] | None = None) -> Ladder:
+    """The ladder of `outcomes`, `anchor` naming a bot by its name alone when it has one
+    version ("greedy" for greedy@...); ArenaError when there is nothing to rate."""
     if not outcomes:
         raise ArenaError("no finished matches yet: nothing to rate")
-    if anchor is not None:  # "greedy" names greedy@... when it has one version
+    if anchor is not None:
         bots = sorted({bot for outcome in outcomes for bot in outcome.bots})
         anchor = (find_bot(anchor[0], bots), anchor[1])
-    table = ladder(outcomes, anchor=anchor)
+    return ladder(outcomes, anchor=anchor)
+
+
+def ladder_text(outcomes: Sequence[Outcome], fmt: str = "table",
+                anchor: tuple[str, float] | None = None, matrix: bool = False,
+                facts: Sequence[MatchFacts] | None = None, stats: bool = False) -> str:
+    """What the league prints at its end and `arena ladder` prints: ladder, matrix or
+    (`stats`, from the matches' `facts`) per-bot statistics."""
+    _check_format(fmt)
+    table = rated(outcomes, anchor)
     order = [row.bot for row in table.rows]
-    if fmt == "html":   # one page: ladder, statistics, matrix and charts together
-        from arena.render.ladder_page import ladder_page
-        return ladder_page(table, outcomes, title=title,
-                           stats=None if facts is None else bot_stats(facts, order))
     if stats:
         return format_stats(bot_stats(facts or [], order), fmt)
     return format_matrix(table, outcomes, fmt) if matrix else format_ladder(table, fmt)
