@@ -20,6 +20,7 @@ from arena.render.ladder_site import SITE_MARK, safe_name
 
 SAMPLE_BOTS = Path(__file__).resolve().parent.parent / "sample_bots"
 HOSTILE = "../x<script>"
+MARKUP = "<b>late</b>"
 
 
 def cli(*args):
@@ -190,8 +191,9 @@ def test_merged_leagues_keep_their_match_ids_apart(league, tmp_path):
 
 @pytest.fixture(scope="module")
 def hostile_league(league, tmp_path_factory) -> Path:
-    """The league with `random` renamed to HOSTILE in its store: the manifest refuses such a
-    name, an older store or another writer might not."""
+    """The league with `random` renamed to HOSTILE in its store (the manifest refuses such a
+    name, an older store or another writer might not), and its first match in seat 1 made a
+    forfeit whose detail is markup."""
     folder = tmp_path_factory.mktemp("hostile") / "league"
     folder.mkdir()
     shutil.copy(league / "league.sqlite", folder / "league.sqlite")
@@ -201,6 +203,12 @@ def hostile_league(league, tmp_path_factory) -> Path:
                      "bots = replace(bots, '\"random@', ?), "
                      "record = replace(record, '\"random\"', ?)",
                      (HOSTILE, f'"{HOSTILE}@', f'"{HOSTILE}"'))
+        forfeited = next(match_id for match_id, bots in conn.execute(
+            "SELECT id, bots FROM matches ORDER BY ord") if f'"{HOSTILE}@' in bots.split(",")[1])
+        conn.execute("UPDATE matches SET end_kind = 'forfeit', forfeit_seat = 1, "
+                     "forfeit_reason = 'timeout', record = json_set(record, '$.result.end', "
+                     "'forfeit', '$.result.forfeit', json_object('seat', 1, 'reason', "
+                     "'timeout', 'detail', ?)) WHERE id = ?", (MARKUP, forfeited))
     return folder
 
 
@@ -223,3 +231,8 @@ def test_a_hostile_name_stays_inside_the_site_and_shows_as_text(hostile_league, 
         assert browser.current_url.startswith((out / "bots").as_uri())
         assert browser.find_element("tag name", "h1").text.startswith(HOSTILE + " (")
         assert browser.execute_script("return document.scripts.length") == 0
+        forfeits = [row.text for row in browser.find_elements("css selector",
+                                                               "table.matches tbody tr")
+                    if "by this bot: timeout at ply" in row.text]
+        assert len(forfeits) == 1 and MARKUP in forfeits[0]
+        assert browser.execute_script("return document.querySelectorAll('b').length") == 0

@@ -162,7 +162,7 @@ def html_ladder(leagues: Sequence[str], outcomes: list[Outcome], rules: str,
         written = write_site(site, sources, table=table, outcomes=outcomes, title=title,
                              stats=stats, done=bar.update)
     click.echo(f"Wrote the ladder, {written.bots} bot pages and {written.matches} match "
-               f"replays: open {(site / 'index.html').resolve()}")
+               f"replays: open {written.where / 'index.html'}")
 
 
 def order_effect_footer(outcomes: Sequence[Outcome]) -> list[str]:

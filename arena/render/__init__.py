@@ -1,6 +1,6 @@
-"""HTML for people: the ladder page (ladder_page) and the replay viewer (replay), all made
-from the Jinja2 templates in `templates/` with autoescaping on, so no text from a record or a
-bot can become markup."""
+"""HTML for people: the ladder page (ladder_page), the ladder site of linked bot and match
+pages (ladder_site) and the replay viewer (replay), all made from the Jinja2 templates in
+`templates/` with autoescaping on, so no text from a record or a bot can become markup."""
 from __future__ import annotations
 
 from functools import lru_cache

@@ -14,6 +14,7 @@ second run replaces the first; a folder that is not a site written here is never
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tempfile
@@ -74,6 +75,7 @@ def write_site(out: Path, leagues: Sequence[LeagueMatches], *, table: Ladder,
                k: float = 16.0, done: Callable[[int], None] = lambda n: None) -> SiteSummary:
     """Writes the site into `out` (replacing a site written there before), calling `done(1)`
     after each match's replay. ArenaError when `out` cannot be (re)placed."""
+    out = Path(os.path.abspath(out))   # "." has a parent to build beside; links stay links
     check_target(out)
     rows = [(league.prefix + row.match_id, row) for league in leagues for row in league.rows()]
     match_files = _unique_files({match_id for match_id, _ in rows}, "match ids")
