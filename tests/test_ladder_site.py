@@ -13,6 +13,7 @@ import pytest
 from browser import chromium
 from click.testing import CliRunner
 from test_ladder_cli import assert_one_line_error
+from test_ladder_page import parse
 
 from arena.cli import main
 from arena.league.store import read_records
@@ -101,6 +102,8 @@ def test_file_names_are_plain_and_distinct_whatever_a_bot_is_named():
 def test_every_link_resolves_and_every_page_is_reached(site, league):
     pages = reachable(site)
     assert pages == html_files(site)
+    for page in [site / "index.html", *(site / "bots").iterdir()]:
+        parse(page.read_text())     # every element closed, in order
     matches = [match_id for match_id, _ in read_records(league)]
     assert len(list((site / "matches").iterdir())) == len(matches) == 18   # 3 pairs x 3 x 2
     assert len(list((site / "bots").iterdir())) == 3

@@ -82,7 +82,10 @@ def write_site(out: Path, leagues: Sequence[LeagueMatches], *, table: Ladder,
     labels = [row.bot for row in table.rows]
     labels += sorted({bot for _, row in rows for bot in row.bots} - set(labels))
     bot_files = _unique_files(set(labels), "bot names")
-    draft = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        draft = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    except OSError as error:
+        raise ArenaError(f"cannot write the site to {out}: {error.strerror}") from None
     try:
         (draft / "bots").mkdir()
         (draft / "matches").mkdir()
@@ -91,10 +94,10 @@ def write_site(out: Path, leagues: Sequence[LeagueMatches], *, table: Ladder,
         (draft / "index.html").write_text(index, encoding="utf-8")
         page = templates().get_template("ladder/bot.html")
         summaries = _summary_rows(ladder_grid(table))
+        listed = _matches_by_bot(rows, bot_files, match_files)
         for bot in labels:
             html = page.render(title=shown_bot(bot), ladder_title=title,
-                               summary=summaries.get(bot),
-                               matches=_bot_matches(bot, rows, bot_files, match_files))
+                               summary=summaries.get(bot), matches=listed.get(bot, []))
             (draft / "bots" / bot_files[bot]).write_text(html, encoding="utf-8")
         for league in leagues:
             for match_id, record in read_records(league.folder):
@@ -106,6 +109,9 @@ def write_site(out: Path, leagues: Sequence[LeagueMatches], *, table: Ladder,
                 done(1)
         (draft / SITE_MARK).write_text("written by `arena ladder --format html --output`\n")
         _swap_in(draft, out)
+    except OSError as error:
+        shutil.rmtree(draft, ignore_errors=True)
+        raise ArenaError(f"cannot write the site to {out}: {error.strerror}") from None
     except BaseException:
         shutil.rmtree(draft, ignore_errors=True)
         raise
@@ -163,19 +169,18 @@ class BotMatch:
     forfeit: str
 
 
-def _bot_matches(bot: str, rows: Sequence[tuple[str, MatchRow]],
-                 bot_files: Mapping[str, str], match_files: Mapping[str, str]) -> list[BotMatch]:
-    listed = []
+def _matches_by_bot(rows: Sequence[tuple[str, MatchRow]], bot_files: Mapping[str, str],
+                    match_files: Mapping[str, str]) -> dict[str, list[BotMatch]]:
+    """Each bot label's matches, in schedule order, as its page lists them."""
+    listed: dict[str, list[BotMatch]] = {}
     for match_id, row in rows:
-        for seat, label in enumerate(row.bots):
-            if label != bot:
-                continue
+        for seat, bot in enumerate(row.bots):
             opponents = tuple((f"seat {other}: {shown_bot(name)}", bot_files[name])
                               for other, name in enumerate(row.bots) if other != seat)
-            listed.append(BotMatch(match_id, f"../matches/{match_files[match_id]}",
-                                   _date(row.started), opponents, seat,
-                                   f"{row.scores[seat]:g}", _result(row.ranks, seat),
-                                   _forfeit(row, seat)))
+            listed.setdefault(bot, []).append(BotMatch(
+                match_id, f"../matches/{match_files[match_id]}", _date(row.started),
+                opponents, seat, f"{row.scores[seat]:g}", _result(row.ranks, seat),
+                _forfeit(row, seat)))
     return listed
 
 
@@ -186,8 +191,11 @@ def _date(started: float) -> str:
 
 
 def _result(ranks: Sequence[int], seat: int) -> str:
-    """won / drew / lost for two seats; rank of n (tied) for more."""
+    """won / drew / lost for two seats; rank of n (tied) for more; - alone (1-player games
+    are compared per deal, on the ladder)."""
     mine, tied = ranks[seat], ranks.count(ranks[seat]) > 1
+    if len(ranks) == 1:
+        return "-"
     if len(ranks) == 2:
         return "drew" if tied else "won" if mine == 1 else "lost"
     return f"rank {mine} of {len(ranks)}" + (" (tied)" if tied else "")
