@@ -89,7 +89,8 @@ def html_files(site: Path) -> set[Path]:
 
 def test_file_names_are_plain_and_distinct_whatever_a_bot_is_named():
     names = ["greedy@1a2b3c4d", "d0001:greedy,random", HOSTILE, "..", ".", "", "a/b", "a:b",
-             "a-b", "a b", "x" * 300, "x" * 301, "é", "e", "a-0123456789ab", "CON", ".hidden"]
+             "a-b", "a b", "_x", "@x", "javascript:alert(1)", "x" * 300, "x" * 301, "é", "e",
+             "a-0123456789ab", "CON", ".hidden"]
     files = [safe_name(name) for name in names]
     assert len(set(files)) == len(names)
     for file in files:

@@ -47,7 +47,7 @@ def safe_name(text: str) -> str:
     plain name never ends like a hashed one."""
     if _PLAIN.fullmatch(text) and not _HASHED_LOOK.fullmatch(text):
         return text
-    kept = re.sub(r"[^A-Za-z0-9_.@-]+", "-", text).strip("-.")[:40]
+    kept = re.sub(r"[^A-Za-z0-9_.@-]+", "-", text).strip("-._@")[:40]
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{kept}-{digest}" if kept else digest
 
