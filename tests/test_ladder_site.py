@@ -178,6 +178,9 @@ def test_a_folder_of_other_files_is_refused_and_kept(league, tmp_path):
 def test_output_goes_with_the_html_format_only(league, tmp_path):
     assert_one_line_error(cli("ladder", league, "--output", tmp_path / "site"),
                           "give it with --format html")
+    for table in ("--matrix", "--stats", "--history"):   # the page holds them all
+        assert_one_line_error(cli("ladder", league, "--format", "html", table),
+                              "leave out --matrix, --stats and --history")
     assert not (tmp_path / "site").exists()
 
 
