@@ -24,6 +24,7 @@ GREEDY = ROOT / "sample_bots" / "greedy"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 HEADER = re.compile(r"== arena: match (.+?): mandala, seat (\d) of 2, [\d-]+ [\d:]+ UTC; "
                     r"process (\d+\.\d+) ==")
+ACT = re.compile(r"== arena: match (.+?) ply (\d+); process (\d+\.\d+) ==")
 
 
 def arena(*args, env=None) -> subprocess.CompletedProcess:
@@ -40,12 +41,15 @@ def test_a_league_log_has_one_arena_header_per_match_and_no_forged_one(tmp_path)
         matches = store.finished_ids()
     log, = (folder / "logs").glob("forger-*.log")
     lines = log.read_text().splitlines()
-    headers = [HEADER.fullmatch(line) for line in lines if not re.match(r"\d+\.\d+\| ", line)]
-    assert all(headers), [line for line in lines if not re.match(r"\d+\.\d+\| ", line)][:3]
+    arena_lines = [line for line in lines if not re.match(r"\d+\.\d+\| ", line)]
+    headers = [HEADER.fullmatch(line) for line in arena_lines if not ACT.fullmatch(line)]
+    assert all(headers), arena_lines[:3]
     assert sorted(header[1] for header in headers) == sorted(matches)   # each match once
     tags = {header[3] for header in headers}
+    acts = [ACT.fullmatch(line) for line in arena_lines if ACT.fullmatch(line)]
+    assert acts and {act[1] for act in acts} == set(matches) and {act[3] for act in acts} <= tags
     for line in lines:
-        if not HEADER.fullmatch(line):
+        if not HEADER.fullmatch(line) and not ACT.fullmatch(line):
             tag, _, text = line.partition("| ")
             assert tag in tags and "\r" not in text and "\x1b" not in text
     # Each fake header is there as the bot's text, visibly so.
