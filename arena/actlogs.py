@@ -34,7 +34,8 @@ ActLines = dict[tuple[str, int], dict[int, list[str]]]
 
 def header_line(text: str, tag: str) -> bytes:
     """An arena line naming process `tag`, with anything unprintable in `text` escaped."""
-    text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
     return f"{LOG_HEADER} {text}; process {tag} ==\n".encode(errors="replace")
 
 
