@@ -163,3 +163,9 @@ def test_the_clock_shows_time_used_and_left_in_the_bank(played, tmp_path):
         clock = browser.find_element("css selector", "#seat-2 .clock").text
     assert clock == f"used {used:.3f} s, bank {10.0 + 0.5 * len(own) - used:.3f} s"
     assert "clock: bank 10 s + 0.5 s per move" in page.read_text()
+
+
+def test_logs_without_the_html_format_are_refused_in_one_line(played, tmp_path):
+    done = arena("replay", played[0], "--logs", tmp_path, check=False)
+    assert done.returncode == 2 and done.stderr == (
+        "arena: error: --logs shows log lines in the html page: add --format html\n")

@@ -53,7 +53,7 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from arena import hostload, sandbox, wire
-from arena.actlogs import LOG_HEADER, LOG_PREFIX_END, act_text, header_line  # noqa: F401
+from arena.actlogs import LOG_PREFIX_END, act_text, header_line
 from arena.bots.manifest import BotSpec
 from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
                               BotReportedError, BotTimeout)
@@ -195,14 +195,9 @@ class BotProcess:
         return max(0.0, self.process.run_queue_wait() - self.run_queue_mark)
 
     def log_header(self, text: str, before_output: bool = False) -> None:
-        """Writes `text` into the log as an arena line: `== arena: ... ==`, naming the process
-        whose lines (those starting `TAG| `) follow (`arena.actlogs`). A bot's own lines
-        always start with its tag, so no bot output can pass for a header.
-
-        Once the process runs, the line goes through its output pipe, in order with what it
-        printed before (a line written to the file could overtake lines still in the pipe);
-        before, straight into the file, unless the log is full. `before_output`: written only
-        if the process prints a line after it (an act's line, see `logdrain.drain`)."""
+        """Writes `text` into the log as an arena line naming the process (`arena.actlogs`):
+        through its output pipe once it runs, in order with what it printed (`before_output`:
+        only if it prints after it), before that into the file, unless the log is full."""
         line = header_line(text, self.tag)
         if self.process is not None:
             self.process.log_line(line[:-1], before_output)
@@ -372,9 +367,8 @@ class BotSeat(Seat):
             ply: int = 0) -> str:
         message = wire.act_message(next(self.process.act_ids), self.match_id, ply,
                                    self.info.game_id, observation, legal_moves, clock)
-        # While the bot is frozen: what it prints from now on is this act's (arena.actlogs).
-        self.process.log_header(act_text(self.info.label or self.match_id, ply),
-                                before_output=True)
+        # Still frozen: all it prints from now on is this act's (arena.actlogs).
+        self.process.log_header(act_text(self.info.label or self.match_id, ply), True)
         return self.process.act(message, clock)
 
     def rest(self) -> None:

@@ -33,6 +33,8 @@ from engine.core import CHANCE
                    "match's logs are its league's logs/ without this.")
 def replay(source: str, match_id: str | None, fmt: str, logs: Path | None) -> None:
     """Replay a stored match through the engine: a record file, or a league's match."""
+    if logs is not None and fmt != "html":
+        raise ArenaError("--logs shows log lines in the html page: add --format html")
     record = load_record(source, match_id)
     if fmt == "html":
         league = Path(source) if Path(source).is_dir() else None
