@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from arena import wire
+from arena.actlogs import split_log
 from arena.bot_errors import BotError
 from arena.bots.manifest import BotSpec
 from arena.clock import MoveClock, SeatClock, TimeControl
@@ -86,13 +87,14 @@ def debug_position(record: Mapping[str, Any], ply: int, folder: str | Path, *,
     from arena.bots import BotHost   # gRPC only when a bot is really started
 
     log_dir = Path(tempfile.mkdtemp(prefix="arena-debug-"))
+    label = f"debug of ply {ply}"
     move = error = seconds = None
     try:
         with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir,
                      warn_slow_start=True) as host:
             with host.seat(spec) as bot_seat:
                 info = MatchInfo(read.game.id, dict(read.options), seat, len(read.players),
-                                 control, bot_seed, label=f"debug of ply {ply}")
+                                 control, bot_seed, label=label)
                 started = time.monotonic()
                 try:
                     bot_seat.new_match(info)
@@ -103,7 +105,7 @@ def debug_position(record: Mapping[str, Any], ply: int, folder: str | Path, *,
                     error = f"{failure.reason}: {failure.problem}"
                     seconds = time.monotonic() - started
         # Read once the host is closed: its processes are gone and their output drained.
-        lines = _match_lines(host.log_path(spec))
+        lines = _match_lines(host.log_path(spec), label)
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
     if move is not None and move not in legal_moves:
@@ -162,14 +164,10 @@ def _seat_clock(record: Mapping[str, Any], read: records.Record, seat: int, ply:
     return clock.for_move()
 
 
-def _match_lines(path: Path) -> list[str]:
-    """The bot's own lines after the debug match's header, without their process tag."""
-    from arena.bots.host import LOG_HEADER, LOG_PREFIX_END
-
+def _match_lines(path: Path, label: str) -> list[str]:
+    """The bot's own lines in match `label` (start-up, new match, the act), untagged."""
     if not path.is_file():
         return []
-    lines = log_lines(path)
-    starts = [index for index, line in enumerate(lines) if line.startswith(LOG_HEADER)]
-    after = lines[starts[-1] + 1:] if starts else lines
-    return [line.split(LOG_PREFIX_END, 1)[1] if LOG_PREFIX_END in line else line
-            for line in after]
+    plies = split_log(log_lines(path))
+    return [line for (match, _seat), by_ply in plies.items() if match == label
+            for _ply, lines in sorted(by_ply.items()) for line in lines]

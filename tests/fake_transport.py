@@ -131,6 +131,9 @@ class FakeBotProcess:
     def never_ran(self) -> bool:
         return False
 
+    def log_line(self, line: bytes, before_output: bool = False) -> bool:
+        return False   # a thread has no output pipe: the arena's lines go nowhere
+
     def kill(self) -> None:
         if self.thread.is_alive():
             self.exit_status = -9

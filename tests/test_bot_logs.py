@@ -24,6 +24,7 @@ GREEDY = ROOT / "sample_bots" / "greedy"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 HEADER = re.compile(r"== arena: match (.+?): mandala, seat (\d) of 2, [\d-]+ [\d:]+ UTC; "
                     r"process (\d+\.\d+) ==")
+ACT = re.compile(r"== arena: match (.+?) ply (\d+); process (\d+\.\d+) ==")
 
 
 def arena(*args, env=None) -> subprocess.CompletedProcess:
@@ -40,12 +41,15 @@ def test_a_league_log_has_one_arena_header_per_match_and_no_forged_one(tmp_path)
         matches = store.finished_ids()
     log, = (folder / "logs").glob("forger-*.log")
     lines = log.read_text().splitlines()
-    headers = [HEADER.fullmatch(line) for line in lines if not re.match(r"\d+\.\d+\| ", line)]
-    assert all(headers), [line for line in lines if not re.match(r"\d+\.\d+\| ", line)][:3]
+    arena_lines = [line for line in lines if not re.match(r"\d+\.\d+\| ", line)]
+    headers = [HEADER.fullmatch(line) for line in arena_lines if not ACT.fullmatch(line)]
+    assert all(headers), arena_lines[:3]
     assert sorted(header[1] for header in headers) == sorted(matches)   # each match once
     tags = {header[3] for header in headers}
+    acts = [ACT.fullmatch(line) for line in arena_lines if ACT.fullmatch(line)]
+    assert acts and {act[1] for act in acts} == set(matches) and {act[3] for act in acts} <= tags
     for line in lines:
-        if not HEADER.fullmatch(line):
+        if not HEADER.fullmatch(line) and not ACT.fullmatch(line):
             tag, _, text = line.partition("| ")
             assert tag in tags and "\r" not in text and "\x1b" not in text
     # Each fake header is there as the bot's text, visibly so.
@@ -164,3 +168,36 @@ def test_the_services_check_excerpt_shows_a_forged_header_as_one_escaped_line(tm
     assert not verdict.passed, verdict
     assert forged_lines(verdict.log_excerpt) == [], verdict.log_excerpt
     assert shows_each_forgery_on_one_line(verdict.log_excerpt), verdict.log_excerpt
+
+
+def test_the_drain_writes_arena_lines_sent_through_the_pipe_in_order_and_no_forged_one(
+        tmp_path):
+    """The arena's act lines travel in the bot's own pipe behind a secret nonce: in order
+    with the bot's output, after what it left unfinished, written only before its next line;
+    the same text from the bot, even with a wrong nonce, stays the bot's, behind its tag."""
+    import threading
+
+    from arena.sandbox import logdrain
+
+    nonce = b"0123456789abcdef0123456789abcdef"
+    read_end, write_end = os.pipe()
+    log = tmp_path / "bot.log"
+    drain = threading.Thread(target=logdrain.drain,
+                             args=(read_end, log, 1 << 20, b"1.1| ", nonce))
+    drain.start()
+    act = lambda ply: b"== arena: match m ply %d; process 1.1 ==" % ply
+    for chunk in (nonce + logdrain.BEFORE_OUTPUT + act(0) + b"\n", b"thinking about 0\n",
+                  b"unfinished ", nonce + logdrain.BEFORE_OUTPUT + act(1) + b"\n",
+                  nonce + logdrain.BEFORE_OUTPUT + act(2) + b"\n",    # a silent act
+                  nonce + logdrain.BEFORE_OUTPUT + act(3) + b"\n",
+                  act(9) + b"\n", b"x" + nonce[:-1] + b"?" + act(8) + b"\n",
+                  nonce + logdrain.ALWAYS + b"== arena: match n: mandala ==\n"):
+        os.write(write_end, chunk)
+    os.close(write_end)
+    drain.join(timeout=10)
+    assert log.read_text().splitlines() == [
+        "== arena: match m ply 0; process 1.1 ==", "1.1| thinking about 0", "1.1| unfinished ",
+        "== arena: match m ply 3; process 1.1 ==",
+        "1.1| == arena: match m ply 9; process 1.1 ==",
+        f"1.1| x{nonce[:-1].decode()}?== arena: match m ply 8; process 1.1 ==",
+        "== arena: match n: mandala =="]

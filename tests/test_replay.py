@@ -91,35 +91,33 @@ def test_the_page_steps_through_the_plies_in_chromium(played, tmp_path):
     with chromium() as browser:
         browser.get(page.as_uri())
         text = lambda element_id: browser.find_element("id", element_id).text
-        assert text("counter") == f"step 0 of {plies}"
-        assert text("what") == "start of the match"
-        start_table = text("table")
-        assert "seat 0" in start_table and text("view-0").startswith("seat: 0")
-        body = browser.find_element("tag name", "body")
-        body.send_keys("\ue014")   # ArrowRight
-        assert text("counter") == f"step 1 of {plies}"
+        assert text("ply-link") == "ply 0" and text("counter") == f"of {plies}"
         first = record["moves"][0]
         assert text("what").startswith(f"ply 0: seat {first[0]} (random (builtin)) played "
-                                       f"{first[1]} in ")
-        assert text("table") != start_table
-        browser.find_element("id", "next").click()
-        assert text("counter") == f"step 2 of {plies}"
+                                       f"{first[1]}")
+        table = lambda: browser.find_element("id", "table").get_attribute("innerHTML")
+        start_table = table()
+        body = browser.find_element("tag name", "body")
+        body.send_keys("\ue014")   # ArrowRight
+        assert text("ply-link") == "ply 1" and browser.current_url.endswith("#ply-1")
         assert text("what").startswith(f"ply 1: seat 1 ({HOSTILE} (builtin)) played ")
+        assert table() != start_table   # the first move is drawn
+        browser.find_element("id", "next").click()
+        assert text("ply-link") == "ply 2"
         body.send_keys("\ue012")   # ArrowLeft
-        assert text("counter") == f"step 1 of {plies}"
-        assert text("final") == ""
+        assert text("ply-link") == "ply 1"
+        assert not browser.find_element("id", "final").is_displayed()
         browser.find_element("id", "last").click()
-        assert text("counter") == f"step {plies} of {plies}"
+        assert text("ply-link") == f"ply {plies}" and text("what").endswith("the end of the match")
         final = list(steps(record))[-1].state.render_result()
         assert text("final") == final.strip() and "rank 1" in final
-        assert text("clock").splitlines()[0].startswith("seat 0: ")
         assert text("result") == (f"scores {record['result']['scores']}, ranks "
                                   f"{record['result']['ranks']}, end normal")
         # The hostile name is text on the page, nowhere markup or script.
         assert HOSTILE in browser.title
         assert browser.find_elements("id", "bold") == []
         assert browser.execute_script("return window.pwned === undefined")
-        assert HOSTILE in browser.find_elements("tag name", "h3")[1].text
+        assert HOSTILE in text("seat-1")
         shot = tmp_path / "replay.png"
         assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
 
@@ -151,16 +149,23 @@ def test_a_forfeited_match_replays_to_its_forfeit(played, tmp_path):
     assert f"forfeit by seat {mover} (timeout): no move within 1.000 s" in page
 
 
-def test_the_clock_shows_time_used_and_left_in_the_bank(played):
+def test_the_clock_shows_time_used_and_left_in_the_bank(played, tmp_path):
     record = json.loads(played[0].read_text())
     record["time_control"] = {"move_time": None, "bank": 10.0, "increment": 0.5,
                               "startup": 10.0, "margin": 0.05}
-    page = render_replay_html(record)
-    data = json.loads(page.split('id="replay-data">')[1].split("</script>")[0])
     own = [(seat, took) for (seat, _), took in zip(record["moves"], record["times"])
            if seat == 2]
     used = sum(took for _, took in own)
-    assert data["frames"][-1]["clock"][2] == (
-        f"seat 2: {used:.3f} s used in {len(own)} moves, "
-        f"{10.0 + 0.5 * len(own) - used:.3f} s left in its bank")
-    assert "Clock (bank 10 s + 0.5 s per move)" in page
+    page = tmp_path / "replay.html"
+    page.write_text(render_replay_html(record))
+    with chromium() as browser:
+        browser.get(page.as_uri() + f"#ply-{len(record['moves'])}")
+        clock = browser.find_element("css selector", "#seat-2 .clock").text
+    assert clock == f"used {used:.3f} s, bank {10.0 + 0.5 * len(own) - used:.3f} s"
+    assert "clock: bank 10 s + 0.5 s per move" in page.read_text()
+
+
+def test_logs_without_the_html_format_are_refused_in_one_line(played, tmp_path):
+    done = arena("replay", played[0], "--logs", tmp_path, check=False)
+    assert done.returncode == 2 and done.stderr == (
+        "arena: error: --logs shows log lines in the html page: add --format html\n")

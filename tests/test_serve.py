@@ -379,12 +379,11 @@ def test_pages_in_chromium(service, browser):
     match_url = browser.current_url
     browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, "iframe.replay"))
     WebDriverWait(browser, 30).until(   # the frame's document loads after the page's
-        lambda driver: driver.find_elements(By.ID, "counter")
-        and driver.find_element(By.ID, "counter").text)
-    counter = browser.find_element(By.ID, "counter").text
+        lambda driver: driver.find_elements(By.ID, "ply-link")
+        and driver.find_element(By.ID, "ply-link").text == "ply 0")
     browser.find_element(By.ID, "next").click()
     WebDriverWait(browser, 10).until(
-        lambda driver: driver.find_element(By.ID, "counter").text != counter)
+        lambda driver: driver.find_element(By.ID, "ply-link").text == "ply 1")
     assert browser.find_element(By.ID, "table").text
     browser.find_element(By.ID, "last").click()
     assert browser.find_element(By.ID, "result").text
@@ -405,7 +404,7 @@ def test_pages_in_chromium(service, browser):
     browser.get(service.url + "/no/such/page")
     assert "Error 404" in browser.find_element(By.TAG_NAME, "h1").text
 
-    # Pages run no script (the match page: only the replay's, inline), and say so.
+    # Pages run no script (the replay viewer its own, inline, in its sandbox), and say so.
     with urllib.request.urlopen(service.url + "/ladders/mandala-2p", timeout=30) as response:
         policy = response.headers["Content-Security-Policy"]
     assert "default-src 'none'" in policy and "script-src" not in policy

@@ -53,6 +53,7 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from arena import hostload, sandbox, wire
+from arena.actlogs import LOG_PREFIX_END, act_text, header_line
 from arena.bots.manifest import BotSpec
 from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
                               BotReportedError, BotTimeout)
@@ -68,8 +69,6 @@ MAX_MOVE_CHARS = 1000               # far above any move in notation
 MAX_BOT_MESSAGE_BYTES = 64 * 1024   # what a bot may send in one message; more breaks its stream
 DEFAULT_LOG_CAP = 1024 * 1024       # bytes of stderr kept per bot process
 SESSION_METADATA = "arena-session"
-LOG_HEADER = "== arena:"   # starts the arena's own lines in a bot log (one per match)
-LOG_PREFIX_END = "| "      # a bot's lines in its log start with its process tag and this
 EXIT_GRACE = 1.0   # seconds a bot whose stream ended gets to exit, to tell a crash from a hang-up
 # (0.2 s misread crashes as hang-ups on a loaded machine: a sandboxed tree takes a while to end)
 STARTUP_WARN_SHARE = 1 / 3   # a start-up longer than this share of its budget is warned of
@@ -195,12 +194,14 @@ class BotProcess:
             return None
         return max(0.0, self.process.run_queue_wait() - self.run_queue_mark)
 
-    def log_header(self, text: str) -> None:
-        """Writes `text` into the log as an arena line: `== arena: ... ==`, naming the process
-        whose lines (those starting `TAG| `) follow. A bot's own lines always start with its
-        tag, so no bot output can pass for a header. Not written once the log is full."""
-        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
-        line = f"{LOG_HEADER} {text}; process {self.tag} ==\n".encode(errors="replace")
+    def log_header(self, text: str, before_output: bool = False) -> None:
+        """Writes `text` into the log as an arena line naming the process (`arena.actlogs`):
+        through its output pipe once it runs, in order with what it printed (`before_output`:
+        only if it prints after it), before that into the file, unless the log is full."""
+        line = header_line(text, self.tag)
+        if self.process is not None:
+            self.process.log_line(line[:-1], before_output)
+            return
         fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             if os.fstat(fd).st_size + len(line) <= self.host.log_cap_bytes:
@@ -366,6 +367,8 @@ class BotSeat(Seat):
             ply: int = 0) -> str:
         message = wire.act_message(next(self.process.act_ids), self.match_id, ply,
                                    self.info.game_id, observation, legal_moves, clock)
+        # Still frozen: all it prints from now on is this act's (arena.actlogs).
+        self.process.log_header(act_text(self.info.label or self.match_id, ply), True)
         return self.process.act(message, clock)
 
     def rest(self) -> None:

@@ -1,5 +1,6 @@
 """`arena replay`: a stored match again, move by move as text (as `arena play` prints it)
-or as one self-contained HTML page (`arena.render.replay`)."""
+or as the replay viewer, one self-contained HTML page (`arena.render.replay`), with the bots'
+log lines at their plies: a league match's from the league's `logs/`, a record's from --logs."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ import click
 
 from arena.cli import main
 from arena.cli.play import print_event
+from arena.actlogs import match_logs, matches_in
 from arena.errors import ArenaError
 from arena.match import Ended, Forfeited, Moved
 from arena.render.replay import render_replay_html, seat_names, steps
@@ -24,11 +26,23 @@ from engine.core import CHANCE
 @click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text",
               show_default=True, help="text: move by move with the table after each; "
                                       "html: one page that steps through the plies.")
-def replay(source: str, match_id: str | None, fmt: str) -> None:
+@click.option("--logs", "logs", type=click.Path(exists=True, path_type=Path), default=None,
+              metavar="FOLDER_OR_FILE",
+              help="Bot logs to show at their plies in the html page: a folder of them (as "
+                   "`arena play --record` keeps beside the record) or one log. A league "
+                   "match's logs are its league's logs/ without this.")
+def replay(source: str, match_id: str | None, fmt: str, logs: Path | None) -> None:
     """Replay a stored match through the engine: a record file, or a league's match."""
+    if logs is not None and fmt != "html":
+        raise ArenaError("--logs shows log lines in the html page: add --format html")
     record = load_record(source, match_id)
     if fmt == "html":
-        click.echo(render_replay_html(record), nl=False)
+        league = Path(source) if Path(source).is_dir() else None
+        if logs is None and league is not None and (league / "logs").is_dir():
+            logs = league / "logs"
+        lines = None if logs is None else load_logs(
+            record, logs, match_id if league is not None else record.get("match"))
+        click.echo(render_replay_html(record, logs=lines), nl=False)
         return
     names = seat_names(record)
     click.echo(f"{record['game']}, {len(names)} players, seed {record.get('seed')}")
@@ -84,3 +98,27 @@ def load_record(source: str, match_id: str | None) -> dict:
     if len(found) != 1:
         raise ArenaError(f"{source} holds {len(found)} records: name one with --match ID")
     return found[0]
+
+
+def load_logs(record: dict, logs: Path, match_id: str | None) -> dict:
+    """seat -> ply -> lines of the record's match in the bot logs at `logs` (a folder: the
+    logs of the record's bots in it, by their names and versions; else that one file).
+    Without a match id (a record of `arena play`, which names none), the match is the last
+    one the logs hold: a note on standard error names it when they hold several."""
+    if logs.is_dir():
+        named = [logs / f"{bot.get('name')}-{bot.get('version')}.log"
+                 for bot in record.get("bots") or [] if isinstance(bot, dict)]
+        paths = [path for path in named if path.is_file()] or sorted(logs.glob("*.log"))
+    else:
+        paths = [logs]
+    if match_id is None:
+        found = matches_in(paths)
+        if not found:
+            click.echo(f"arena: note: no match in the bot logs at {logs}: the page shows "
+                       "no log lines", err=True)
+            return {}
+        match_id = found[-1]
+        if len(found) > 1:
+            click.echo(f"arena: note: the bot logs at {logs} hold {len(found)} matches; "
+                       f"showing the lines of the last, {match_id!r}", err=True)
+    return match_logs(paths, match_id)

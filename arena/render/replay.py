@@ -1,24 +1,29 @@
 """A stored match, step by step: the positions of a record replayed through the engine, and
-one self-contained HTML page that steps through them.
+the replay viewer, one self-contained HTML page that steps through them.
 
 `steps(record)` yields the start and the position after every move (the engine's own render,
 each seat's observation, who moved what, how long it took). `render_replay_html(record)` is
-one page with everything inline (no files, no network): buttons and the arrow keys step
-through the plies, showing the full table, each seat's own view, the clock and the result.
+the viewer: the template `templates/replay.html` with its script (`replay.js`) and style
+(`replay.css`) inline, no files, no network. At each ply K (the position before record entry
+K) it draws the table and every seat's view as cards and tiles, lists the legal moves (the
+engine's) with the one played marked, shows the bots' log lines of that act when given, and
+marks a forfeit; `#ply-K` opens it at K, the arrow keys and Home/End step.
 
-Every text comes from the record, which bots partly wrote (names, moves): the page carries it
-as JSON inside a script element with `<`, `>` and `&` escaped, and the script only ever sets
-`textContent`, so nothing in a record can become markup.
+Every text comes from the record or a log, which bots partly wrote (names, moves, lines):
+the page carries it as JSON inside a script element with `<`, `>` and `&` escaped, and the
+script only builds DOM nodes and sets `textContent`, so nothing in them can become markup.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from html import escape
 from typing import Any, Iterator, Mapping
 
+from markupsafe import Markup
+
+from arena.render import templates
 from engine import records
-from engine.core import CHANCE, State
+from engine.core import State
 
 
 @dataclass(frozen=True)
@@ -74,84 +79,87 @@ def describe_result(record: Mapping[str, Any]) -> str:
     return text
 
 
-def _view_text(observation: Mapping[str, Any]) -> str:
-    """An observation as one `key: JSON value` line per field: short enough to read at a glance."""
-    return "\n".join(f"{key}: {json.dumps(value)}" for key, value in observation.items())
+def _own_keys(observations: list[list[dict]]) -> list[str]:
+    """The observation fields that differ between seats somewhere in the match (a hand, a
+    drawn card): kept per seat; every other field once per position."""
+    keys: set[str] = set()
+    for views in observations:
+        for key in views[0]:
+            if key != "seat" and any(view[key] != views[0][key] for view in views[1:]):
+                keys.add(key)
+    return sorted(keys)
 
 
-def _page_data(record: Mapping[str, Any]) -> dict:
+def _changed(now: dict, before: dict) -> dict:
+    """The fields of `now` that differ from `before` (a position is mostly the one before);
+    a list as long as before as {"~": {index: item}}, its changed items (one garden of four)."""
+    changed = {}
+    for key, value in now.items():
+        old = before.get(key)
+        if old == value:
+            continue
+        if isinstance(value, list) and isinstance(old, list) and len(old) == len(value):
+            changed[key] = {"~": {index: item for index, (item, was) in
+                                  enumerate(zip(value, old)) if item != was}}
+        else:
+            changed[key] = value
+    return changed
+
+
+def _page_data(record: Mapping[str, Any],
+               logs: Mapping[int, Mapping[int, list[str]]] | None = None) -> dict:
+    """The viewer's data. One frame per ply K, the position before record entry K (the last
+    one after every move: the end, or the position the forfeiter faced): who decides, the
+    legal moves, the move played, its time, and the observations, as changes from the frame
+    before: the public fields once, each seat's own fields (`own`) per seat."""
     names = seat_names(record)
     players = len(names)
-    used = [0.0] * players   # seconds each seat has used so far
-    moved = [0] * players
+    forfeit = (record.get("result") or {}).get("forfeit")
+    positions = list(steps(record))
+    moves = [tuple(entry) for entry in record["moves"]]
+    observations = [[step.state.observation(seat) for seat in range(players)]
+                    for step in positions]
+    own = _own_keys(observations)
+    used = [0.0] * players   # seconds each seat used before this frame
+    frames, public_before, own_before = [], {}, [{} for _ in range(players)]
+    for ply, (step, views) in enumerate(zip(positions, observations)):
+        mover, move = moves[ply] if ply < len(moves) else (None, None)
+        if ply == len(moves) and forfeit:
+            mover = forfeit["seat"]
+        public = {key: value for key, value in views[0].items()
+                  if key not in own and key != "seat"}
+        own_now = [{key: view[key] for key in own} for view in views]
+        frame: dict[str, Any] = {
+            "p": _changed(public, public_before),
+            "o": [_changed(mine, before) for mine, before in zip(own_now, own_before)],
+            "clock": [round(seconds, 3) for seconds in used]}
+        public_before, own_before = public, own_now
+        if mover is not None:
+            frame["seat"] = mover
+        if move is not None:
+            frame["move"] = move
+        if isinstance(mover, int) and not step.state.is_over():
+            frame["legal"] = step.state.legal_moves()
+        if ply + 1 < len(positions):   # the time of entry K, stored with its step
+            after = positions[ply + 1]
+            if after.seconds is not None and isinstance(mover, int):
+                frame["ms"] = round(after.seconds * 1000, 1)
+                used[mover] += after.seconds
+            if after.cpu_seconds is not None:
+                frame["cpu_ms"] = round(after.cpu_seconds * 1000, 1)
+        frames.append(frame)
+    last = positions[-1].state
     control = record.get("time_control") or {}
-    bank, increment = control.get("bank"), control.get("increment") or 0.0
-    frames = []
-    last = None
-    for step in steps(record):
-        if isinstance(step.seat, int) and step.seconds is not None:
-            used[step.seat] += step.seconds
-            moved[step.seat] += 1
-        if step.ply is None:
-            what = "start of the match"
-        else:
-            who = "chance" if step.seat == CHANCE else f"seat {step.seat} ({names[step.seat]})"
-            took = "" if step.seconds is None else f" in {step.seconds * 1000:.1f} ms"
-            cpu = "" if step.cpu_seconds is None else f" (CPU {step.cpu_seconds * 1000:.1f} ms)"
-            what = f"ply {step.ply}: {who} played {step.move}{took}{cpu}"
-        frames.append({
-            "what": what,
-            "table": step.state.render(),
-            "views": [_view_text(step.state.observation(seat)) for seat in range(players)],
-            "clock": [f"seat {seat}: {used[seat]:.3f} s used in {moved[seat]} moves"
-                      + ("" if bank is None else
-                         f", {bank + increment * moved[seat] - used[seat]:.3f} s left in its bank")
-                      for seat in range(players)],
-        })
-        last = step.state
-    final = last.render_result() if last is not None and last.is_over() else ""
-    return {"frames": frames, "names": names, "result": describe_result(record),
-            "final": final}
-
-
-SCRIPT = """
-const data = JSON.parse(document.getElementById("replay-data").textContent);
-let at = 0;
-function show(index) {
-  at = Math.max(0, Math.min(data.frames.length - 1, index));
-  const frame = data.frames[at];
-  document.getElementById("counter").textContent =
-    "step " + at + " of " + (data.frames.length - 1);
-  document.getElementById("what").textContent = frame.what;
-  document.getElementById("table").textContent = frame.table;
-  document.getElementById("clock").textContent = frame.clock.join("\\n");
-  frame.views.forEach((view, seat) => {
-    document.getElementById("view-" + seat).textContent = view;
-  });
-  const over = at === data.frames.length - 1;
-  document.getElementById("final").textContent = over ? data.final : "";
-}
-document.getElementById("first").onclick = () => show(0);
-document.getElementById("prev").onclick = () => show(at - 1);
-document.getElementById("next").onclick = () => show(at + 1);
-document.getElementById("last").onclick = () => show(data.frames.length - 1);
-document.addEventListener("keydown", (event) => {
-  const moves = {ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0,
-                 End: data.frames.length - 1};
-  if (event.key in moves) { show(moves[event.key]); event.preventDefault(); }
-});
-show(0);
-"""
-
-STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 72em; color: #222; }
-pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
-pre:empty { display: none; }
-.views { display: flex; flex-wrap: wrap; gap: 1em; }
-.views section { flex: 1 1 20em; min-width: 0; }
-nav button { font-size: 1em; margin-right: 0.3em; }
-#what { font-weight: bold; }
-"""
+    return {
+        "game": record["game"], "names": names, "own": own, "frames": frames,
+        "result": describe_result(record),
+        "final": last.render_result() if last.is_over() else "",
+        "forfeit": None if not forfeit else {**forfeit, "ply": len(moves)},
+        "bank": control.get("bank"), "increment": control.get("increment") or 0.0,
+        "logs": {str(seat): {str(ply): [str(line) for line in lines]
+                             for ply, lines in plies.items()}
+                 for seat, plies in (logs or {}).items()},
+    }
 
 
 def _describe_control(control: Mapping[str, Any]) -> str:
@@ -165,38 +173,22 @@ def _describe_control(control: Mapping[str, Any]) -> str:
 
 def _json_for_script(value: Any) -> str:
     """JSON that cannot end its <script> element or open a comment, whatever it holds."""
-    return (json.dumps(value).replace("&", "\\u0026").replace("<", "\\u003c")
-            .replace(">", "\\u003e"))
+    return (json.dumps(value, separators=(",", ":")).replace("&", "\\u0026")
+            .replace("<", "\\u003c").replace(">", "\\u003e"))
 
 
-def render_replay_html(record: Mapping[str, Any]) -> str:
-    """One self-contained page replaying `record` (an arena-record/1 dict)."""
-    data = _page_data(record)
+def render_replay_html(record: Mapping[str, Any], *,
+                       logs: Mapping[int, Mapping[int, list[str]]] | None = None) -> str:
+    """The replay viewer for `record` (an arena-record/1 dict), one self-contained page.
+    `logs` (seat -> ply -> lines, as `arena.actlogs.match_logs` reads them; ply -1: before
+    the first act) are shown at their plies: pass only the seats the reader may see."""
+    data = _page_data(record, logs)
     title = (f"{record['game']}: " + " vs ".join(data["names"])
              + (f", seed {record['seed']}" if record.get("seed") is not None else ""))
-    views = "\n".join(
-        f'<section><h3>seat {seat}: {escape(name)}</h3><pre id="view-{seat}"></pre></section>'
-        for seat, name in enumerate(data["names"]))
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
-<style>{STYLE}</style></head>
-<body>
-<h1>{escape(title)}</h1>
-<p>Result: <span id="result">{escape(data["result"])}</span></p>
-<nav><button id="first">&laquo; first</button><button id="prev">&#x25C0; previous</button>
-<button id="next">next &#x25B6;</button><button id="last">last &raquo;</button>
-<span id="counter"></span> (arrow keys step, Home and End jump)</nav>
-<p id="what"></p>
-<h2>Table</h2>
-<pre id="table"></pre>
-<pre id="final"></pre>
-<h2>Clock ({escape(_describe_control(record.get("time_control") or {}))})</h2>
-<pre id="clock"></pre>
-<h2>Each seat's own view</h2>
-<div class="views">
-{views}
-</div>
-<script type="application/json" id="replay-data">{_json_for_script(data)}</script>
-<script>{SCRIPT}</script>
-</body></html>
-"""
+    environment = templates()
+    script, style = (environment.loader.get_source(environment, name)[0]
+                     for name in ("replay.js", "replay.css"))
+    return environment.get_template("replay.html").render(
+        title=title, result=data["result"],
+        control=_describe_control(record.get("time_control") or {}),
+        data_json=Markup(_json_for_script(data)), script=Markup(script), style=Markup(style))

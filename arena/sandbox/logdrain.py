@@ -17,7 +17,8 @@ LOG_CHUNK = 64 * 1024
 _TRUNCATION_NOTE = "\n[arena: log truncated at {cap} bytes; later output discarded]\n"
 
 
-def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
+def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"",
+          nonce: bytes = b"") -> None:
     """Copies the bot's output into the log while the log holds less than `cap` bytes, adds
     one truncation note, then discards the rest until the pipe closes.
 
@@ -26,6 +27,14 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
     the line separators U+0085, U+2028 and U+2029 shown as text. So lines the arena writes
     into the log (match headers, which never start with a prefix) stand on lines of their
     own, and nothing a bot prints can pass for one of them, not even on a terminal.
+
+    The arena writes its own lines into the same pipe, in order with the bot's output (see
+    `arena.actlogs`): `nonce` + kind + line + "\n", one write (atomic, under PIPE_BUF bytes).
+    The drain writes such a line without the prefix (after, on a line of its own, what the
+    bot left unfinished before it): at once (kind ALWAYS), or only before the bot's next line
+    (kind BEFORE_OUTPUT: an act's line costs no log space while the bot prints nothing).
+    `nonce` is the arena's secret (the bot cannot read the pipe or the arena's memory), so
+    no bot can write an arena line.
 
     Other processes of the same bot (the same bot in two seats, other league workers) may
     append to the same log at the same time, so its size is read again before every chunk:
@@ -37,6 +46,7 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
         size = os.fstat(log).st_size
         already_noted = size > cap  # an earlier run of this bot filled the log
         pending = b""
+        lines_of = _LogLines(prefix, nonce)
         while size < cap:
             chunk = os.read(read_end, min(cap - size, LOG_CHUNK))
             lines = (pending + chunk).split(b"\n")
@@ -45,8 +55,7 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
                 lines.append(pending)
                 pending = b""
             if lines:   # cut at the cap: prefixes must not let many short lines overshoot it
-                batch = b"".join(prefix + _CONTROL.sub(_shown_bytes, line) + b"\n"
-                                 for line in lines)
+                batch = lines_of.logged(lines)
                 os.write(log, batch[:max(0, cap - size)])
                 size = os.fstat(log).st_size
             if not chunk:
@@ -57,6 +66,39 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"") -> None:
     finally:
         os.close(log)
         os.close(read_end)
+
+
+ALWAYS = b"="          # an arena line written at once
+BEFORE_OUTPUT = b"?"   # an arena line written only before the bot's next line
+
+
+class _LogLines:
+    """Lines from the pipe as the log gets them: the bot's behind `prefix`, the arena's (after
+    `nonce`) as they are, both with their control bytes shown as text."""
+
+    def __init__(self, prefix: bytes, nonce: bytes):
+        self.prefix = prefix
+        self.nonce = nonce
+        self.waiting = b""   # the last BEFORE_OUTPUT line, until the bot prints a line
+
+    def logged(self, lines: list[bytes]) -> bytes:
+        out = []
+        for line in lines:
+            if self.nonce and self.nonce in line:
+                before, _, arena_line = line.partition(self.nonce)
+                if before:
+                    out.append(self.bot_line(before))
+                kind, text = arena_line[:1], _CONTROL.sub(_shown_bytes, arena_line[1:]) + b"\n"
+                self.waiting = text if kind == BEFORE_OUTPUT else b""
+                if kind != BEFORE_OUTPUT:
+                    out.append(text)
+            else:
+                out.append(self.bot_line(line))
+        return b"".join(out)
+
+    def bot_line(self, line: bytes) -> bytes:
+        waiting, self.waiting = self.waiting, b""
+        return waiting + self.prefix + _CONTROL.sub(_shown_bytes, line) + b"\n"
 
 
 _CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2\x85|\xe2\x80[\xa8\xa9]")

@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import os
+import secrets
 import signal
 import stat
 import subprocess
@@ -249,6 +250,12 @@ class SandboxedProcess:
             fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, MiB)
         except OSError:
             pass
+        # The arena's own way into the bot's output pipe, for its lines in the bot's log
+        # (`log_line`): a file description of its own, non-blocking without making the bot's
+        # writes so, and kept until the bot is killed.
+        self._nonce = secrets.token_hex(16).encode()
+        self._line_end = os.open(f"/proc/self/fd/{write_end}",
+                                 os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             self._popen = subprocess.Popen(
                 command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=write_end,
@@ -256,6 +263,7 @@ class SandboxedProcess:
                 pass_fds=tuple(pass_fds))
         except OSError as error:
             os.close(read_end)
+            os.close(self._line_end)
             os.close(arena_end)
             os.close(status_end)
             raise SandboxError(f"cannot start bot command {command[0]!r}: {error.strerror}")
@@ -271,9 +279,25 @@ class SandboxedProcess:
         self._lock = threading.Lock()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._drain = threading.Thread(
-            target=logdrain.drain, args=(read_end, log_path, log_cap_bytes, log_prefix.encode()),
+            target=logdrain.drain,
+            args=(read_end, log_path, log_cap_bytes, log_prefix.encode(), self._nonce),
             name=f"sandbox-log-{self.pid}", daemon=True)
         self._drain.start()
+
+    def log_line(self, line: bytes, before_output: bool = False) -> bool:
+        """Writes one arena line (no newline in it) into the bot's log, in order with the bot's
+        output: through its pipe, which the drain reads in order; `before_output`: only if
+        the bot prints a line after it (see `logdrain.drain`). False when it could not be:
+        the pipe is full (the bot floods it, the drain writes what is ahead first) or the
+        bot is gone."""
+        kind = logdrain.BEFORE_OUTPUT if before_output else logdrain.ALWAYS
+        with self._lock:   # not while `kill` closes it
+            if self._line_end < 0:
+                return False
+            try:
+                return os.write(self._line_end, self._nonce + kind + line + b"\n") > 0
+            except OSError:   # BlockingIOError: full
+                return False
 
     @property
     def returncode(self) -> int | None:
@@ -450,4 +474,7 @@ class SandboxedProcess:
                 self._arena_end = -1
                 self._memory_killed = self.cgroups.memory_killed()
                 self.cgroups.remove()
+            if self._line_end >= 0:   # the drain sees the pipe's end once every writer is gone
+                os.close(self._line_end)
+                self._line_end = -1
         self._drain.join(timeout=_KILL_TIMEOUT)

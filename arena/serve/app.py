@@ -37,8 +37,13 @@ TOKEN_COOKIE = "arena_token"
 PAGE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
                "base-uri 'none'; frame-ancestors 'none'")
 """Pages run no script at all: even markup that slipped through could do nothing."""
-REPLAY_POLICY = PAGE_POLICY + "; script-src 'unsafe-inline'; frame-src 'self'"
-"""A match page's replay viewer is one inline script in a sandboxed frame (no network)."""
+MATCH_POLICY = PAGE_POLICY + "; frame-src 'self'"
+"""A match page runs no script either; it frames its replay viewer."""
+REPLAY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+                 "form-action 'none'; base-uri 'none'; frame-ancestors 'self'; "
+                 "sandbox allow-scripts")
+"""The replay viewer (/matches/ID/replay): one inline script, no network, in a sandbox of its
+own (an opaque origin: no cookie, no storage) even when opened outside its frame."""
 
 
 @dataclass
@@ -121,8 +126,16 @@ def create_app(service: Service) -> Starlette:
 
     def match_page(request: Request) -> Response:
         match = need(views.match(service.db, request.path_params["match"]), "match")
-        return page(request, "match.html", policy=REPLAY_POLICY, match=match,
-                    replay=render_replay_html(match.record))
+        return page(request, "match.html", policy=MATCH_POLICY, match=match)
+
+    def match_replay(request: Request) -> Response:
+        """The replay viewer, with the log lines of the reader's own bots only."""
+        match = need(views.match(service.db, request.path_params["match"]), "match")
+        viewer = author_of(request, allow_cookie=True)
+        logs = views.match_logs(service.db, match, viewer.id if viewer else None)
+        return HTMLResponse(render_replay_html(match.record, logs=logs), headers={
+            "Content-Security-Policy": REPLAY_POLICY, "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "private, no-store"})
 
     def submission_page(request: Request) -> Response:
         viewer = author_of(request, allow_cookie=True)
@@ -282,6 +295,7 @@ def create_app(service: Service) -> Starlette:
     routes = [
         Route("/", home), Route("/ladders/{ladder}", ladder_page),
         Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
+        Route("/matches/{match}/replay", match_replay),
         Route("/submissions/{id:int}", submission_page),
         Route("/submissions/{id:int}/recheck", recheck_from_form, methods=["POST"]),
         Route("/submit", submit_form, methods=["GET"]),

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena import actlogs
 from arena.stats.botstats import MatchFacts, OrderEffect, order_effects
 from arena.sandbox import log_text
 from arena.serve.db import Ladder, ServiceDB, log_name
@@ -217,6 +218,23 @@ def bot_logs(db: ServiceDB, view: BotView) -> list[dict]:
         logs.append({"version": version.version, "ladder": version.ladder,
                      "log": text[-LOG_TAIL_CHARS:], "truncated": len(text) > LOG_TAIL_CHARS})
     return logs
+
+
+def match_logs(db: ServiceDB, match: "MatchView", author_id: int | None
+               ) -> dict[int, dict[int, list[str]]]:
+    """seat -> ply -> log lines of match `match`, for the seats played by a version of
+    `author_id`'s bots only (nobody else's; none for None, a reader not signed in)."""
+    if author_id is None:
+        return {}
+    rows = db.query("SELECT s.seat, a.name, b.name, v.version FROM match_seats s "
+                    "JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id "
+                    "JOIN authors a ON a.id = b.author_id "
+                    "WHERE s.match_id = ? AND a.id = ?", (match.id, author_id))
+    mine = {seat for seat, *_ in rows}
+    paths = sorted({db.folder / "logs" / log_name(author, bot, version)
+                    for _, author, bot, version in rows})
+    return {seat: plies for seat, plies in actlogs.match_logs(paths, match.id).items()
+            if seat in mine}
 
 
 def _num(value: float | None) -> float | None:
