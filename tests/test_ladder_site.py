@@ -73,6 +73,9 @@ def reachable(site: Path) -> set[Path]:
         seen.add(page)
         for href in links_of(page):
             assert not re.match(r"[a-z]+:", href), f"{page.name} links outside: {href}"
+            href = href.partition("#")[0]
+            if not href:   # a place in the same page: the replay viewer's plies (#ply-K)
+                continue
             target = (page.parent / href).resolve()
             assert target.is_relative_to(site.resolve()), f"{href} leaves the site"
             assert target.is_file(), f"{page.relative_to(site)} links to missing {href}"
