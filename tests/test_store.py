@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 
 import pytest
 
@@ -118,19 +117,6 @@ def test_a_file_that_is_not_a_database_is_refused_and_left_alone(tmp_path):
                     lambda: Store.create(tmp_path, name="x", config={}, planned=1, bots=[], key=KEY)):
         with pytest.raises(StoreError, match="not an arena league database"):
             attempt()
-    assert file_digest(tmp_path / DB_NAME) == before
-
-
-def test_a_database_of_another_application_is_refused_and_left_alone(tmp_path):
-    conn = sqlite3.connect(tmp_path / DB_NAME)
-    conn.execute("CREATE TABLE invoices (id INTEGER, amount REAL)")
-    conn.commit()
-    conn.close()
-    before = file_digest(tmp_path / DB_NAME)
-    with pytest.raises(StoreError, match="not an arena league database"):
-        Store.open(tmp_path)
-    with pytest.raises(StoreError, match="not an arena league database"):
-        read_outcomes(tmp_path / DB_NAME)
     assert file_digest(tmp_path / DB_NAME) == before
 
 

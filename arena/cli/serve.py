@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 import urllib.error
 import urllib.parse
@@ -47,6 +48,11 @@ def serve(data, host, port, ladders, workers, executor, ray_address, move_time, 
     them (and a JSON API under /api/)."""
     from arena.clock import TimeControl
     from arena.serve import service
+    # The service's log is its operator's record (self-checks, verdicts, pauses), even
+    # without -v.
+    serve_log = logging.getLogger("arena.serve")
+    if not serve_log.isEnabledFor(logging.INFO):
+        serve_log.setLevel(logging.INFO)
     wanted = [service.parse_ladder(text) for text in ladders or ("mandala:2",)]
     time_control = TimeControl.from_cli(move_time, tc, startup_time).to_record()
     executor, count = _executor(workers, executor, ray_address)

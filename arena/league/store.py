@@ -7,8 +7,9 @@ written in one transaction by one writer (the league's parent process), so a `ki
 loses at most the matches still being played. The database runs in WAL mode, so readers
 (`read_league`, `arena ladder`) can read a league while it runs.
 
-A marker table names the application and the schema version: a database that is not a league
-store, or of a schema this code does not know, is refused, never changed.
+It is opened, made and written as every arena database is (`arena.sqlite`): a marker names
+the application and the schema version, so a database that is not a league store, or of a
+schema this code does not know, is refused, never changed; a new one appears complete.
 """
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
+from arena import sqlite
 from arena.stats.botstats import MatchFacts
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
@@ -34,10 +36,6 @@ READABLE_SCHEMAS = (1, 2)
 """Schema 1 (before league keys) is still read by ladders; only schema 2 can be resumed."""
 
 _SCHEMA = """
-CREATE TABLE arena_marker (
-    app            TEXT NOT NULL,
-    schema_version INTEGER NOT NULL
-);
 CREATE TABLE league (
     id       INTEGER PRIMARY KEY CHECK (id = 1),
     name     TEXT NOT NULL,
@@ -89,6 +87,10 @@ class StoreError(ArenaError):
     """A league folder or database that cannot be used as asked."""
 
 
+KIND = sqlite.Kind(APP, SCHEMA_VERSION, READABLE_SCHEMAS, _SCHEMA, "arena league database",
+                   "leave it alone or choose another league folder", StoreError)
+
+
 @dataclass(frozen=True)
 class BotEntry:
     """A bot of the league as stored: its league name, folder content hash and source."""
@@ -114,47 +116,33 @@ class FinishedMatch:
     seconds: float
     worker: int
 
+    def row(self, **columns: Any) -> dict[str, Any]:
+        """The match as a row of a `matches` table (the league store's, the service's): the
+        columns both keep, and `columns`, those of that database alone."""
+        result = self.record["result"]
+        forfeit = result.get("forfeit") or {}
+        return {"id": self.spec.id, "seed": self.spec.seed,
+                "scores": json.dumps(result["scores"]), "ranks": json.dumps(result["ranks"]),
+                "end_kind": result["end"], "forfeit_seat": forfeit.get("seat"),
+                "forfeit_reason": forfeit.get("reason"),
+                "record": json.dumps(self.record, separators=(",", ":")),
+                "started": self.started, "seconds": self.seconds, "stored": time.time(),
+                **columns}
+
+    def outcome(self, labels: Sequence[str]) -> Outcome:
+        """The match as ratings see it, its seats named by `labels`."""
+        result = self.record["result"]
+        return Outcome(match_id=self.spec.id, order=self.spec.order, bots=tuple(labels),
+                       ranks=tuple(result["ranks"]),
+                       scores=tuple(float(score) for score in result["scores"]),
+                       deal=self.spec.deal,
+                       forfeit_seat=(result.get("forfeit") or {}).get("seat"))
+
 
 def database_path(where: str | os.PathLike) -> Path:
     """The database of a league folder (or the file itself when given a file)."""
     path = Path(where)
     return path / DB_NAME if path.is_dir() or not path.suffix else path
-
-
-def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
-    try:
-        if read_only:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-        else:
-            conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-        conn.execute("PRAGMA busy_timeout = 30000")
-    except sqlite3.Error as error:
-        raise StoreError(f"cannot open the league database {path}: {error}") from None
-    return conn
-
-
-def _check_ours(conn: sqlite3.Connection, path: Path,
-               schemas: tuple[int, ...] = READABLE_SCHEMAS) -> None:
-    """Refuses a database that is not a league store of one of `schemas`."""
-    try:
-        rows = conn.execute("SELECT app, schema_version FROM arena_marker").fetchall()
-    except sqlite3.DatabaseError:
-        conn.close()
-        raise StoreError(f"{path} is not an arena league database: leave it alone or choose "
-                         "another league folder") from None
-    if len(rows) != 1 or rows[0][0] != APP:
-        conn.close()
-        raise StoreError(f"{path} is not an arena league database: leave it alone or choose "
-                         "another league folder")
-    if rows[0][1] not in schemas:
-        conn.close()
-        if rows[0][1] in READABLE_SCHEMAS:
-            raise StoreError(f"{path} is a league from before secret league keys (schema "
-                             f"{rows[0][1]}): its ladder can be read, but it cannot be resumed; "
-                             "start a new league")
-        raise StoreError(f"{path} is a league database of schema {rows[0][1]}, this arena reads "
-                         f"schemas {', '.join(map(str, schemas))}: use the matching arena "
-                         "version")
 
 
 class Store:
@@ -178,18 +166,8 @@ class Store:
         except OSError as error:
             raise StoreError(f"cannot create the league folder {folder}: "
                              f"{error.strerror}") from None
-        # Built under another name and moved into place complete: a reader, or a league
-        # killed while creating, never sees a database without its marker.
-        draft = folder / (DB_NAME + ".draft")
-        draft.unlink(missing_ok=True)   # left by a creation that was killed
-        conn = _connect(draft, read_only=False)
-        try:
-            conn.execute("BEGIN")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute("INSERT INTO arena_marker (app, schema_version) VALUES (?, ?)",
-                         (APP, SCHEMA_VERSION))
+
+        def fill(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT INTO league (id, name, config, planned, created) "
                          "VALUES (1, ?, ?, ?, ?)",
                          (name, json.dumps(config, sort_keys=True), planned, time.time()))
@@ -198,23 +176,17 @@ class Store:
                              [(bot.name, bot.version, bot.source, json.dumps(list(bot.games)))
                               for bot in bots])
             conn.execute("INSERT INTO secrets VALUES ('league_key', ?)", (key.hex(),))
-            conn.execute("COMMIT")
-            conn.execute("PRAGMA journal_mode = WAL")   # a database setting, kept in the file
-            conn.close()
-            os.link(draft, path)   # unlike rename, never replaces a database made meanwhile
-        except (sqlite3.Error, OSError) as error:
-            conn.close()
-            raise StoreError(f"cannot create the league database {path}: {error}") from None
-        finally:
-            draft.unlink(missing_ok=True)
-        return cls._tuned(_connect(path, read_only=False), path)
+
+        if not sqlite.create(path, KIND, fill):
+            cls.check_free(folder)   # made meanwhile: says by which league
+        return cls.open(folder)
 
     @classmethod
     def check_free(cls, folder: str | os.PathLike) -> None:
         """Refuses a folder that already holds a league (or a database that is not ours)."""
         path = Path(folder) / DB_NAME
         if path.exists():
-            with cls._existing(path, read_only=True) as existing:
+            with cls(sqlite.open(path, KIND, read_only=True), path) as existing:
                 done, total = existing.progress()
                 other = existing.league_name()
             raise StoreError(
@@ -229,21 +201,13 @@ class Store:
         if not path.is_file():
             raise StoreError(f"{folder} holds no league ({DB_NAME} not found): give a folder "
                              "made by `arena league run`")
-        return cls._tuned(cls._existing(path, schemas=(SCHEMA_VERSION,)).conn, path)
-
-    @classmethod
-    def _existing(cls, path: Path, read_only: bool = False,
-                  schemas: tuple[int, ...] = READABLE_SCHEMAS) -> "Store":
-        conn = _connect(path, read_only=read_only)
-        _check_ours(conn, path, schemas)
-        return cls(conn, path)
-
-    @classmethod
-    def _tuned(cls, conn: sqlite3.Connection, path: Path) -> "Store":
-        # WAL with synchronous=NORMAL: a commit survives the process being killed (it is in the
-        # WAL file), and costs no fsync per match.
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        conn = sqlite.open(path, KIND)
+        schema = sqlite.marker(conn)[1]
+        if schema != SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(f"{path} is a league from before secret league keys (schema "
+                             f"{schema}): its ladder can be read, but it cannot be resumed; "
+                             "start a new league")
         return cls(conn, path)
 
     def close(self) -> None:
@@ -284,32 +248,18 @@ class Store:
     def add_match(self, finished: FinishedMatch) -> Outcome:
         """Stores one finished match in one transaction and returns its outcome; a match
         already stored is an error."""
-        spec, record = finished.spec, finished.record
-        labels = {bot.name: bot.label for bot in self.bots_by_name().values()}
-        result = record["result"]
-        forfeit = result.get("forfeit") or {}
-        row = {"id": spec.id, "ord": spec.order, "deal": spec.deal, "seed": spec.seed,
-               "bots": json.dumps([labels[name] for name in spec.seats]),
-               "scores": json.dumps(result["scores"]), "ranks": json.dumps(result["ranks"]),
-               "end_kind": result["end"], "forfeit_seat": forfeit.get("seat"),
-               "forfeit_reason": forfeit.get("reason"),
-               "record": json.dumps(record, separators=(",", ":")),
-               "started": finished.started, "seconds": finished.seconds,
-               "worker": finished.worker, "stored": time.time()}
+        spec = finished.spec
+        labels = [self.bots_by_name()[name].label for name in spec.seats]
+        row = finished.row(ord=spec.order, deal=spec.deal, bots=json.dumps(labels),
+                           worker=finished.worker)
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute(f"INSERT INTO matches ({', '.join(row)}) "
-                              f"VALUES ({', '.join(':' + column for column in row)})", row)
-            self.conn.execute("COMMIT")
+            with sqlite.transaction(self.conn):
+                self.conn.execute(f"INSERT INTO matches ({', '.join(row)}) "
+                                  f"VALUES ({', '.join(':' + column for column in row)})", row)
         except sqlite3.IntegrityError:
-            self.conn.execute("ROLLBACK")
             raise StoreError(f"match {spec.id} is already stored in {self.path}: two runs of "
                              "one league at once?") from None
-        except BaseException:   # Ctrl-C mid-transaction: this handle must not see the row
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise
-        return _outcome(**{column: row[column] for column in OUTCOME_COLUMNS})
+        return finished.outcome(labels)
 
     def bots_by_name(self) -> dict[str, BotEntry]:
         if self._bots is None:
@@ -320,15 +270,10 @@ class Store:
         """Stores what the sandbox enforced for this run: (name, status, detail) rows of
         `arena doctor`, kept beside those of earlier runs."""
         now = time.time()
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with sqlite.transaction(self.conn):
             self.conn.execute(_PROTECTIONS_TABLE)
             self.conn.executemany("INSERT INTO protections VALUES (?, ?, ?, ?)",
                                   [(now, *row) for row in rows])
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
 
     def records(self) -> list[dict]:
         """Every stored match record, in schedule order."""
@@ -340,7 +285,7 @@ def read_missing_protections(league: str | os.PathLike) -> dict[str, str]:
     """Protection name -> why it was missing, for each protection some run of the league
     went without (the latest reason); {} when none was, or none was recorded."""
     path = database_path(league)
-    conn = _connect(path, read_only=True)
+    conn = sqlite.connect(path, KIND, read_only=True)
     try:
         rows = conn.execute("SELECT name, detail FROM protections WHERE status = 'missing' "
                             "ORDER BY checked").fetchall()
@@ -359,9 +304,8 @@ def _reading(league: str | os.PathLike) -> Iterator[sqlite3.Connection]:
     if not path.is_file():
         raise StoreError(f"{league} holds no league ({DB_NAME} not found): give a folder made "
                          "by `arena league run`")
-    conn = _connect(path, read_only=True)
+    conn = sqlite.open(path, KIND, read_only=True)
     try:
-        _check_ours(conn, path)
         with conn:
             conn.execute("BEGIN")
             yield conn

@@ -18,14 +18,13 @@ one re-check of a rejected version (`recheck`).
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import secrets
 import sqlite3
-import sys
 import threading
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -34,6 +33,8 @@ from arena.errors import ArenaError
 from arena.serve.authors import Author, check_name
 from arena.serve.db import Ladder, ServiceDB, Version
 from arena.serve.uploads import UploadLimits, remove_version_folder, unpack
+
+log = logging.getLogger(__name__)
 
 LOG_EXCERPT_CHARS = 4000
 ATTEMPTS = 3
@@ -311,8 +312,8 @@ class Admission(threading.Thread):
                 self.stopping.wait(self.host_pause)
                 continue
             decide(self.db, submission_id, version, verdict)
-            _say(f"submission {submission_id} ({version.label} on {ladder.id}) "
-                 f"{'admitted' if verdict.passed else 'rejected: ' + verdict.reason}")
+            log.info("submission %d (%s on %s) %s", submission_id, version.label, ladder.id,
+                     "admitted" if verdict.passed else "rejected: " + verdict.reason)
             if verdict.passed:
                 self.on_admitted()
 
@@ -327,13 +328,14 @@ class Admission(threading.Thread):
         log_dir = self.db.folder / "checks" / str(submission_id)
         verdict = checked(lambda: self._run(self.check, version, ladder, log_dir),
                           pause=self.retry_pause, stopping=self.stopping,
-                          note=lambda line: _say(f"submission {submission_id}: {line}"))
+                          note=lambda line: log.info("submission %d: %s", submission_id, line))
         if verdict.passed or self.stopping.is_set():
             return verdict
         sample = self._run(self.sample_check, ladder, self.db.folder / "checks" / "sample")
         if not sample.passed:
-            _say(f"submission {submission_id} waits: the host cannot run checks (the sample "
-                 f"bot fails too: {sample.reason}); trying again in {self.host_pause:g} s")
+            log.warning("submission %d waits: the host cannot run checks (the sample bot fails "
+                        "too: %s); trying again in %g s", submission_id, sample.reason,
+                        self.host_pause)
             return None
         if verdict.fault == HOST:   # the sample bot runs here: this bot is what cannot
             return Verdict(False, f"{verdict.reason} (the sample bot passes the same check)",
@@ -345,9 +347,6 @@ class Admission(threading.Thread):
         try:
             return check(*args)
         except Exception:   # a bug of ours: logged, and never the bot's fault
-            traceback.print_exc()
+            log.exception("a check failed inside the arena")
             return Verdict(False, "the check failed inside the arena", "", HOST)
 
-
-def _say(line: str) -> None:
-    print(f"arena serve: {line}", file=sys.stderr, flush=True)

@@ -11,9 +11,8 @@ unexpected failure is logged on the server and answered 500 in the same way.
 """
 from __future__ import annotations
 
+import logging
 import math
-import sys
-import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -25,13 +24,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.errors import ArenaError
 from arena.render.replay import render_replay_html
 from arena.serve import views
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, authenticate
 from arena.serve.db import Ladder, ServiceDB, ladder_id
-from arena.serve.uploads import UploadLimits
+from arena.serve.uploads import UploadError, UploadLimits
+
+log = logging.getLogger(__name__)
 
 TOKEN_COOKIE = "arena_token"
 PAGE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
@@ -59,260 +59,315 @@ class Service:
 
 
 def create_app(service: Service) -> Starlette:
-    pages = Environment(loader=PackageLoader("arena.serve", "templates"),
-                        autoescape=select_autoescape(default=True, default_for_string=True))
-    pages.filters["elo"] = lambda value: "-" if value is None or math.isnan(value) \
-        else f"{value:+.0f}"
+    """The app serving `service`: its routes find it as `request.app.state.service`."""
+    app = Starlette(routes=ROUTES, exception_handlers={
+        HTTPException: http_error, SubmissionError: refused, UploadError: refused,
+        Exception: server_error})
+    app.state.service = service
+    return app
 
-    def page(request: Request, template: str, status: int = 200, policy: str = PAGE_POLICY,
-             **context: Any) -> HTMLResponse:
-        viewer = author_of(request, allow_cookie=True)
-        html = pages.get_template(template).render(viewer=viewer, **context)
-        return HTMLResponse(html, status_code=status, headers={
-            "Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"})
 
-    def author_of(request: Request, allow_cookie: bool) -> Author | None:
-        header = request.headers.get("authorization", "")
-        if header.lower().startswith("bearer "):
-            return authenticate(service.db, header[7:].strip())
-        if allow_cookie:
-            return authenticate(service.db, request.cookies.get(TOKEN_COOKIE))
-        return None
+_pages = Environment(loader=PackageLoader("arena.serve", "templates"),
+                     autoescape=select_autoescape(default=True, default_for_string=True))
+_pages.filters["elo"] = lambda value: "-" if value is None or math.isnan(value) \
+    else f"{value:+.0f}"
 
-    def wants_json(request: Request) -> bool:
-        return request.url.path.startswith("/api/")
 
-    def error(request: Request, status: int, message: str) -> Response:
-        if wants_json(request):
-            return JSONResponse({"error": message}, status_code=status)
-        html = pages.get_template("error.html").render(status=status, message=message,
-                                                       viewer=None)
-        return HTMLResponse(html, status_code=status, headers={
-            "Content-Security-Policy": PAGE_POLICY, "X-Content-Type-Options": "nosniff"})
+def page(request: Request, template: str, status: int = 200, policy: str = PAGE_POLICY,
+         **context: Any) -> HTMLResponse:
+    viewer = author_of(request, allow_cookie=True)
+    html = _pages.get_template(template).render(viewer=viewer, **context)
+    return HTMLResponse(html, status_code=status, headers={
+        "Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"})
 
-    async def http_error(request: Request, exc: HTTPException) -> Response:
-        message = exc.detail if isinstance(exc.detail, str) else "bad request"
-        if exc.status_code == 404 and message == "Not Found":
-            message = f"nothing at {request.url.path}: see / for the ladders"
-        return error(request, exc.status_code, message)
 
-    async def server_error(request: Request, exc: Exception) -> Response:
-        traceback.print_exception(exc, file=sys.stderr)
-        return error(request, 500, "internal error: the service logged it; try again later")
+def author_of(request: Request, allow_cookie: bool) -> Author | None:
+    db = request.app.state.service.db
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return authenticate(db, header[7:].strip())
+    if allow_cookie:
+        return authenticate(db, request.cookies.get(TOKEN_COOKIE))
+    return None
 
-    def need(value: Any, what: str) -> Any:
-        if value is None:
-            raise HTTPException(404, f"no such {what}")
-        return value
 
-    # -- pages -------------------------------------------------------------------------------
-    def home(request: Request) -> Response:
-        return page(request, "home.html", ladders=[views.ladder_view(service.db, ladder)
-                                                   for ladder in service.db.ladders()])
+def need(value: Any, what: str) -> Any:
+    if value is None:
+        raise HTTPException(404, f"no such {what}")
+    return value
 
-    def ladder_page(request: Request) -> Response:
-        ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-        return page(request, "ladder.html", ladder=views.ladder_view(service.db, ladder),
-                    matches=views.matches(service.db, ladder=ladder.id, limit=30))
 
-    def bot_page(request: Request) -> Response:
-        bot = need(views.bot(service.db, request.path_params["author"],
-                             request.path_params["name"]), "bot")
-        viewer = author_of(request, allow_cookie=True)
-        logs = views.bot_logs(service.db, bot) if viewer and viewer.id == bot.author_id \
-            else None
-        return page(request, "bot.html", bot=bot, logs=logs,
-                    matches=views.matches(service.db, bot_id=bot.id, limit=50))
+# -- errors: every one an answer of one line, never a traceback -------------------------------
+def error(request: Request, status: int, message: str) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": message}, status_code=status)
+    html = _pages.get_template("error.html").render(status=status, message=message,
+                                                    viewer=None)
+    return HTMLResponse(html, status_code=status, headers={
+        "Content-Security-Policy": PAGE_POLICY, "X-Content-Type-Options": "nosniff"})
 
-    def match_page(request: Request) -> Response:
-        match = need(views.match(service.db, request.path_params["match"]), "match")
-        return page(request, "match.html", policy=MATCH_POLICY, match=match)
 
-    def match_replay(request: Request) -> Response:
-        """The replay viewer, with the log lines of the reader's own bots only."""
-        match = need(views.match(service.db, request.path_params["match"]), "match")
-        viewer = author_of(request, allow_cookie=True)
-        logs = views.match_logs(service.db, match, viewer.id if viewer else None)
-        return HTMLResponse(render_replay_html(match.record, logs=logs), headers={
-            "Content-Security-Policy": REPLAY_POLICY, "X-Content-Type-Options": "nosniff",
-            "Cache-Control": "private, no-store"})
+async def http_error(request: Request, exc: HTTPException) -> Response:
+    message = exc.detail if isinstance(exc.detail, str) else "bad request"
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"nothing at {request.url.path}: see / for the ladders"
+    return error(request, exc.status_code, message)
 
-    def submission_page(request: Request) -> Response:
-        viewer = author_of(request, allow_cookie=True)
-        found = need(views.submission(service.db, request.path_params["id"]), "submission")
-        mine = viewer is not None and viewer.id == found.author_id
-        return page(request, "submission.html", submission=found, mine=mine)
 
-    def submit_form(request: Request) -> Response:
-        return page(request, "submit.html", ladders=list(service.ladders.values()))
+async def refused(request: Request, exc: SubmissionError | UploadError) -> Response:
+    """A submission or re-check refused: its own status, or 400 for the upload itself."""
+    return error(request, getattr(exc, "status", 400), str(exc))
 
-    async def submit_from_form(request: Request) -> Response:
-        body = await _read_capped(request, service.limits.packed_bytes + 64 * 1024)
-        form = await _replayed(request, body).form(max_files=1, max_fields=4,
-                                                  max_part_size=1024 * 1024)
-        upload = form.get("bot")
-        author = form_author(request, form)
-        if upload is None or isinstance(upload, str):
-            raise HTTPException(400, "no bot file: choose your bot folder packed as .tar.gz")
-        data = await upload.read()
-        submission_id = await run_in_threadpool(store_submission, author,
-                                                str(form.get("ladder") or ""), data)
-        return RedirectResponse(f"/submissions/{submission_id}", status_code=303)
 
-    def form_author(request: Request, form) -> Author:
-        """Who sent a form: its token field, else the signed-in cookie."""
-        token = str(form.get("token") or "") or request.cookies.get(TOKEN_COOKIE)
-        author = authenticate(service.db, token)
-        if author is None:
-            raise HTTPException(401, "unknown token: paste the token `arena author add` "
-                                     "printed for you")
-        return author
+async def server_error(request: Request, exc: Exception) -> Response:
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return error(request, 500, "internal error: the service logged it; try again later")
 
-    async def recheck_from_form(request: Request) -> Response:
-        body = await _read_capped(request, 16 * 1024)
-        form = await _replayed(request, body).form(max_files=0, max_fields=2)
-        new_id = ask_recheck(form_author(request, form), request.path_params["id"])
-        return RedirectResponse(f"/submissions/{new_id}", status_code=303)
 
-    async def login(request: Request) -> Response:
-        if request.method == "GET":
-            return page(request, "login.html")
-        body = await _read_capped(request, 16 * 1024)
-        form = await _replayed(request, body).form(max_files=0, max_fields=2)
-        token = str(form.get("token") or "")
-        author = authenticate(service.db, token)
-        if author is None:
-            raise HTTPException(401, "unknown token: paste the token `arena author add` "
-                                     "printed for you")
-        response = RedirectResponse("/", status_code=303)
-        response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
-        return response
+# -- pages ------------------------------------------------------------------------------------
+def home(request: Request) -> Response:
+    service: Service = request.app.state.service
+    return page(request, "home.html", ladders=[views.ladder_view(service.db, ladder)
+                                               for ladder in service.db.ladders()])
 
-    def logout(request: Request) -> Response:
-        response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(TOKEN_COOKIE)
-        return response
 
-    # -- API ---------------------------------------------------------------------------------
-    def api_ladders(request: Request) -> Response:
-        return JSONResponse({"ladders": [views.ladder_summary(service.db, ladder)
-                                         for ladder in service.db.ladders()]})
+def ladder_page(request: Request) -> Response:
+    service: Service = request.app.state.service
+    ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    return page(request, "ladder.html", ladder=views.ladder_view(service.db, ladder),
+                matches=views.matches(service.db, ladder=ladder.id, limit=30))
 
-    def api_ladder(request: Request) -> Response:
-        ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-        return JSONResponse(views.ladder_json(service.db, ladder))
 
-    def api_bots(request: Request) -> Response:
-        return JSONResponse({"bots": views.all_bots(service.db)})
+def bot_page(request: Request) -> Response:
+    service: Service = request.app.state.service
+    bot = need(views.bot(service.db, request.path_params["author"],
+                         request.path_params["name"]), "bot")
+    viewer = author_of(request, allow_cookie=True)
+    logs = views.bot_logs(service.db, bot) if viewer and viewer.id == bot.author_id \
+        else None
+    return page(request, "bot.html", bot=bot, logs=logs,
+                matches=views.matches(service.db, bot_id=bot.id, limit=50))
 
-    def api_bot(request: Request) -> Response:
-        bot = need(views.bot(service.db, request.path_params["author"],
-                             request.path_params["name"]), "bot")
-        return JSONResponse(views.bot_json(bot))
 
-    def api_bot_logs(request: Request) -> Response:
-        bot = need(views.bot(service.db, request.path_params["author"],
-                             request.path_params["name"]), "bot")
-        viewer = author_of(request, allow_cookie=False)
-        if viewer is None:
-            raise HTTPException(401, "a bot's logs need its author's token: send "
-                                     "Authorization: Bearer TOKEN")
-        if viewer.id != bot.author_id:
-            raise HTTPException(403, "these logs belong to another author")
-        return JSONResponse({"logs": views.bot_logs(service.db, bot)})
+def match_page(request: Request) -> Response:
+    service: Service = request.app.state.service
+    match = need(views.match(service.db, request.path_params["match"]), "match")
+    return page(request, "match.html", policy=MATCH_POLICY, match=match)
 
-    def api_matches(request: Request) -> Response:
-        params = request.query_params
-        limit = _int_param(params.get("limit", "50"), "limit", 1, 500)
-        bot_id = None
-        if "bot" in params:
-            author, _, name = params["bot"].partition("/")
-            bot_id = need(views.bot(service.db, author, name), "bot").id
-        return JSONResponse({"matches": [m.summary() for m in views.matches(
-            service.db, ladder=params.get("ladder"), bot_id=bot_id, limit=limit)]})
 
-    def api_match(request: Request) -> Response:
-        match = need(views.match(service.db, request.path_params["match"]), "match")
-        return JSONResponse({**match.summary(), "record": match.record})
+def match_replay(request: Request) -> Response:
+    """The replay viewer, with the log lines of the reader's own bots only."""
+    service: Service = request.app.state.service
+    match = need(views.match(service.db, request.path_params["match"]), "match")
+    viewer = author_of(request, allow_cookie=True)
+    logs = views.match_logs(service.db, match, viewer.id if viewer else None)
+    return HTMLResponse(render_replay_html(match.record, logs=logs), headers={
+        "Content-Security-Policy": REPLAY_POLICY, "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "private, no-store"})
 
-    def api_submissions(request: Request) -> Response:
-        viewer = author_of(request, allow_cookie=False)
-        if viewer is None:
-            raise HTTPException(401, "your submissions need your token: send "
-                                     "Authorization: Bearer TOKEN")
-        return JSONResponse({"submissions": [s.json(mine=True) for s in
-                                             views.submissions_of(service.db, viewer.id)]})
 
-    def api_submission(request: Request) -> Response:
-        found = need(views.submission(service.db, request.path_params["id"]), "submission")
-        viewer = author_of(request, allow_cookie=False)
-        return JSONResponse(found.json(mine=viewer is not None and viewer.id == found.author_id))
+def submission_page(request: Request) -> Response:
+    service: Service = request.app.state.service
+    viewer = author_of(request, allow_cookie=True)
+    found = need(views.submission(service.db, request.path_params["id"]), "submission")
+    mine = viewer is not None and viewer.id == found.author_id
+    return page(request, "submission.html", submission=found, mine=mine)
 
-    async def api_submit(request: Request) -> Response:
-        author = author_of(request, allow_cookie=False)
-        if author is None:
-            raise HTTPException(401, "unknown or missing token: send Authorization: Bearer "
-                                     "TOKEN (from `arena author add`)")
-        data = await _read_capped(request, service.limits.packed_bytes)
-        submission_id = await run_in_threadpool(   # unpacking is slow: not on the event loop
-            store_submission, author, request.query_params.get("ladder", ""), data)
-        return JSONResponse({"id": submission_id, "status": "checking",
-                             "url": f"/submissions/{submission_id}"}, status_code=202)
 
-    def store_submission(author: Author, ladder_text: str, data: bytes) -> int:
-        ladder = service.ladders.get(_ladder_param(ladder_text))
-        if ladder is None:
-            raise HTTPException(404, f"ladder {ladder_text!r} is not served here (ladders: "
-                                     f"{', '.join(service.ladders)})")
-        try:
-            submission_id = submit(service.db, author, ladder, data, limits=service.limits,
-                                   per_hour=service.submissions_per_hour)
-        except SubmissionError as refused:
-            raise HTTPException(refused.status, str(refused)) from None
-        except ArenaError as refused:   # the upload itself (UploadError)
-            raise HTTPException(400, str(refused)) from None
-        service.on_submission()
-        return submission_id
+def submit_form(request: Request) -> Response:
+    service: Service = request.app.state.service
+    return page(request, "submit.html", ladders=list(service.ladders.values()))
 
-    def api_recheck(request: Request) -> Response:
-        author = author_of(request, allow_cookie=False)
-        if author is None:
-            raise HTTPException(401, "a re-check needs your token: send Authorization: "
-                                     "Bearer TOKEN")
-        submission_id = request.path_params["id"]
-        new_id = ask_recheck(author, submission_id)
-        return JSONResponse({"id": new_id, "status": "checking", "recheck_of": submission_id,
-                             "url": f"/submissions/{new_id}"}, status_code=202)
 
-    def ask_recheck(author: Author, submission_id: int) -> int:
-        try:
-            new_id = recheck(service.db, author, submission_id, service.submissions_per_hour)
-        except SubmissionError as refused:
-            raise HTTPException(refused.status, str(refused)) from None
-        service.on_submission()
-        return new_id
+async def submit_from_form(request: Request) -> Response:
+    service: Service = request.app.state.service
+    body = await _read_capped(request, service.limits.packed_bytes + 64 * 1024)
+    form = await _replayed(request, body).form(max_files=1, max_fields=4,
+                                              max_part_size=1024 * 1024)
+    upload = form.get("bot")
+    author = form_author(request, form)
+    if upload is None or isinstance(upload, str):
+        raise HTTPException(400, "no bot file: choose your bot folder packed as .tar.gz")
+    data = await upload.read()
+    submission_id = await run_in_threadpool(store_submission, service, author,
+                                            str(form.get("ladder") or ""), data)
+    return RedirectResponse(f"/submissions/{submission_id}", status_code=303)
 
-    routes = [
-        Route("/", home), Route("/ladders/{ladder}", ladder_page),
-        Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
-        Route("/matches/{match}/replay", match_replay),
-        Route("/submissions/{id:int}", submission_page),
-        Route("/submissions/{id:int}/recheck", recheck_from_form, methods=["POST"]),
-        Route("/submit", submit_form, methods=["GET"]),
-        Route("/submit", submit_from_form, methods=["POST"]),
-        Route("/login", login, methods=["GET", "POST"]),
-        Route("/logout", logout, methods=["POST"]),
-        Route("/api/ladders", api_ladders), Route("/api/ladders/{ladder}", api_ladder),
-        Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
-        Route("/api/bots/{author}/{name}/logs", api_bot_logs),
-        Route("/api/matches", api_matches), Route("/api/matches/{match}", api_match),
-        Route("/api/submissions", api_submissions, methods=["GET"]),
-        Route("/api/submissions", api_submit, methods=["POST"]),
-        Route("/api/submissions/{id:int}", api_submission),
-        Route("/api/submissions/{id:int}/recheck", api_recheck, methods=["POST"]),
-    ]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error,
-                                                        Exception: server_error})
+
+def form_author(request: Request, form) -> Author:
+    """Who sent a form: its token field, else the signed-in cookie."""
+    token = str(form.get("token") or "") or request.cookies.get(TOKEN_COOKIE)
+    author = authenticate(request.app.state.service.db, token)
+    if author is None:
+        raise HTTPException(401, "unknown token: paste the token `arena author add` "
+                                 "printed for you")
+    return author
+
+
+async def recheck_from_form(request: Request) -> Response:
+    body = await _read_capped(request, 16 * 1024)
+    form = await _replayed(request, body).form(max_files=0, max_fields=2)
+    new_id = ask_recheck(request.app.state.service, form_author(request, form),
+                         request.path_params["id"])
+    return RedirectResponse(f"/submissions/{new_id}", status_code=303)
+
+
+async def login(request: Request) -> Response:
+    if request.method == "GET":
+        return page(request, "login.html")
+    body = await _read_capped(request, 16 * 1024)
+    form = await _replayed(request, body).form(max_files=0, max_fields=2)
+    token = str(form.get("token") or "")
+    author = authenticate(request.app.state.service.db, token)
+    if author is None:
+        raise HTTPException(401, "unknown token: paste the token `arena author add` "
+                                 "printed for you")
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+    return response
+
+
+def logout(request: Request) -> Response:
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(TOKEN_COOKIE)
+    return response
+
+
+# -- API --------------------------------------------------------------------------------------
+def api_ladders(request: Request) -> Response:
+    service: Service = request.app.state.service
+    return JSONResponse({"ladders": [views.ladder_summary(service.db, ladder)
+                                     for ladder in service.db.ladders()]})
+
+
+def api_ladder(request: Request) -> Response:
+    service: Service = request.app.state.service
+    ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    return JSONResponse(views.ladder_json(service.db, ladder))
+
+
+def api_bots(request: Request) -> Response:
+    service: Service = request.app.state.service
+    return JSONResponse({"bots": views.all_bots(service.db)})
+
+
+def api_bot(request: Request) -> Response:
+    service: Service = request.app.state.service
+    bot = need(views.bot(service.db, request.path_params["author"],
+                         request.path_params["name"]), "bot")
+    return JSONResponse(views.bot_json(bot))
+
+
+def api_bot_logs(request: Request) -> Response:
+    service: Service = request.app.state.service
+    bot = need(views.bot(service.db, request.path_params["author"],
+                         request.path_params["name"]), "bot")
+    viewer = author_of(request, allow_cookie=False)
+    if viewer is None:
+        raise HTTPException(401, "a bot's logs need its author's token: send "
+                                 "Authorization: Bearer TOKEN")
+    if viewer.id != bot.author_id:
+        raise HTTPException(403, "these logs belong to another author")
+    return JSONResponse({"logs": views.bot_logs(service.db, bot)})
+
+
+def api_matches(request: Request) -> Response:
+    service: Service = request.app.state.service
+    params = request.query_params
+    limit = _int_param(params.get("limit", "50"), "limit", 1, 500)
+    bot_id = None
+    if "bot" in params:
+        author, _, name = params["bot"].partition("/")
+        bot_id = need(views.bot(service.db, author, name), "bot").id
+    return JSONResponse({"matches": [m.summary() for m in views.matches(
+        service.db, ladder=params.get("ladder"), bot_id=bot_id, limit=limit)]})
+
+
+def api_match(request: Request) -> Response:
+    service: Service = request.app.state.service
+    match = need(views.match(service.db, request.path_params["match"]), "match")
+    return JSONResponse({**match.summary(), "record": match.record})
+
+
+def api_submissions(request: Request) -> Response:
+    service: Service = request.app.state.service
+    viewer = author_of(request, allow_cookie=False)
+    if viewer is None:
+        raise HTTPException(401, "your submissions need your token: send "
+                                 "Authorization: Bearer TOKEN")
+    return JSONResponse({"submissions": [s.json(mine=True) for s in
+                                         views.submissions_of(service.db, viewer.id)]})
+
+
+def api_submission(request: Request) -> Response:
+    service: Service = request.app.state.service
+    found = need(views.submission(service.db, request.path_params["id"]), "submission")
+    viewer = author_of(request, allow_cookie=False)
+    return JSONResponse(found.json(mine=viewer is not None and viewer.id == found.author_id))
+
+
+async def api_submit(request: Request) -> Response:
+    service: Service = request.app.state.service
+    author = author_of(request, allow_cookie=False)
+    if author is None:
+        raise HTTPException(401, "unknown or missing token: send Authorization: Bearer "
+                                 "TOKEN (from `arena author add`)")
+    data = await _read_capped(request, service.limits.packed_bytes)
+    submission_id = await run_in_threadpool(   # unpacking is slow: not on the event loop
+        store_submission, service, author, request.query_params.get("ladder", ""), data)
+    return JSONResponse({"id": submission_id, "status": "checking",
+                         "url": f"/submissions/{submission_id}"}, status_code=202)
+
+
+def api_recheck(request: Request) -> Response:
+    author = author_of(request, allow_cookie=False)
+    if author is None:
+        raise HTTPException(401, "a re-check needs your token: send Authorization: "
+                                 "Bearer TOKEN")
+    submission_id = request.path_params["id"]
+    new_id = ask_recheck(request.app.state.service, author, submission_id)
+    return JSONResponse({"id": new_id, "status": "checking", "recheck_of": submission_id,
+                         "url": f"/submissions/{new_id}"}, status_code=202)
+
+
+# -- what the routes ask of the admission thread ------------------------------------------------
+def store_submission(service: Service, author: Author, ladder_text: str, data: bytes) -> int:
+    """Stores an upload for its check (SubmissionError or UploadError when refused)."""
+    ladder = service.ladders.get(_ladder_param(ladder_text))
+    if ladder is None:
+        raise HTTPException(404, f"ladder {ladder_text!r} is not served here (ladders: "
+                                 f"{', '.join(service.ladders)})")
+    submission_id = submit(service.db, author, ladder, data, limits=service.limits,
+                           per_hour=service.submissions_per_hour)
+    service.on_submission()
+    return submission_id
+
+
+def ask_recheck(service: Service, author: Author, submission_id: int) -> int:
+    new_id = recheck(service.db, author, submission_id, service.submissions_per_hour)
+    service.on_submission()
+    return new_id
+
+
+ROUTES = [
+    Route("/", home), Route("/ladders/{ladder}", ladder_page),
+    Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
+    Route("/matches/{match}/replay", match_replay),
+    Route("/submissions/{id:int}", submission_page),
+    Route("/submissions/{id:int}/recheck", recheck_from_form, methods=["POST"]),
+    Route("/submit", submit_form, methods=["GET"]),
+    Route("/submit", submit_from_form, methods=["POST"]),
+    Route("/login", login, methods=["GET", "POST"]),
+    Route("/logout", logout, methods=["POST"]),
+    Route("/api/ladders", api_ladders), Route("/api/ladders/{ladder}", api_ladder),
+    Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
+    Route("/api/bots/{author}/{name}/logs", api_bot_logs),
+    Route("/api/matches", api_matches), Route("/api/matches/{match}", api_match),
+    Route("/api/submissions", api_submissions, methods=["GET"]),
+    Route("/api/submissions", api_submit, methods=["POST"]),
+    Route("/api/submissions/{id:int}", api_submission),
+    Route("/api/submissions/{id:int}/recheck", api_recheck, methods=["POST"]),
+]
 
 
 def _ladder_param(text: str) -> str:

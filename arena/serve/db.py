@@ -3,24 +3,24 @@
 It holds the ladders, the deal key (secret: it never leaves this file), authors (tokens only
 as sha256), bots and their versions (one per submitted content hash and ladder), submissions
 with their verdicts, and every finished match (its full arena-record/1, as the league store
-keeps them) with its pairwise results, which ratings are refitted from. Like the league
-store: WAL mode, one transaction per finished match, so `kill -9` loses only matches still
-being played; readers (the pages) never block the writer (the match thread).
-
-A marker table names the application and schema version: another database is refused.
-Connections are per thread (the web server answers on a thread pool).
+keeps them, in the same row: `FinishedMatch.row`) with its pairwise results, which ratings
+are refitted from. It is opened, made and written as the league store is (`arena.sqlite`:
+marker, draft, WAL): one transaction per finished match, so `kill -9` loses only matches
+still being played; readers (the pages) never block the writer (the match thread); another
+database is refused. Connections are per thread (the web server answers on a thread pool).
 """
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from arena import sqlite
 from arena.errors import ArenaError
 
 DB_NAME = "service.sqlite"
@@ -28,7 +28,6 @@ APP = "arena-serve"
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
-CREATE TABLE arena_marker (app TEXT NOT NULL, schema_version INTEGER NOT NULL);
 CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE ladders (
     id           TEXT PRIMARY KEY,      -- "mandala-2p"
@@ -130,6 +129,10 @@ class ServiceDBError(ArenaError):
     """A data folder whose database cannot be used."""
 
 
+KIND = sqlite.Kind(APP, SCHEMA_VERSION, (SCHEMA_VERSION,), _SCHEMA, "arena service database",
+                   "give another --data folder", ServiceDBError)
+
+
 @dataclass(frozen=True)
 class Ladder:
     id: str
@@ -199,49 +202,14 @@ class ServiceDB:
                                  f"{error.strerror}") from None
         db = cls(folder)
         if not db.path.exists():
-            db._create()
-        db._check_ours()
+            sqlite.create(db.path, KIND)   # False: made meanwhile, by another start
+        db.connection()   # checks that it is ours
         return db
-
-    def _create(self) -> None:
-        draft = self.path.with_name(DB_NAME + ".draft")
-        draft.unlink(missing_ok=True)
-        conn = sqlite3.connect(draft, isolation_level=None)
-        try:
-            conn.execute("BEGIN")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute("INSERT INTO arena_marker VALUES (?, ?)", (APP, SCHEMA_VERSION))
-            conn.execute("COMMIT")
-            conn.execute("PRAGMA journal_mode = WAL")
-        finally:
-            conn.close()
-        try:   # complete before it appears: a reader never sees a half-made database
-            os.link(draft, self.path)   # unlike rename, never replaces one made meanwhile
-        except FileExistsError:
-            pass
-        finally:
-            draft.unlink(missing_ok=True)
-
-    def _check_ours(self) -> None:
-        try:
-            rows = self.connection().execute(
-                "SELECT app, schema_version FROM arena_marker").fetchall()
-        except sqlite3.DatabaseError:
-            rows = []
-        if rows != [(APP, SCHEMA_VERSION)]:
-            raise ServiceDBError(f"{self.path} is not an arena service database of schema "
-                                 f"{SCHEMA_VERSION}: give another --data folder")
 
     def connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")   # a commit survives kill -9 (WAL)
-            self._local.conn = conn
+            conn = self._local.conn = sqlite.open(self.path, KIND)
         return conn
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
@@ -250,8 +218,9 @@ class ServiceDB:
     def one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
         return self.connection().execute(sql, params).fetchone()
 
-    def transaction(self) -> "_Transaction":
-        return _Transaction(self.connection())
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """`with db.transaction() as conn:` this thread's connection in a write transaction."""
+        return sqlite.transaction(self.connection())
 
     # -- secrets and ladders ---------------------------------------------------------------
     def secret(self, name: str, make: Any) -> str:
@@ -335,19 +304,3 @@ class ServiceDB:
             return self.one("SELECT COUNT(*) FROM matches")[0]
         return self.one("SELECT COUNT(*) FROM matches WHERE ladder = ?", (lid,))[0]
 
-
-class _Transaction:
-    """`with db.transaction() as conn:` BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, kind, error, trace) -> None:
-        if kind is None:
-            self.conn.execute("COMMIT")
-        elif self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")

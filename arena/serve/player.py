@@ -30,7 +30,7 @@ from typing import Sequence
 from arena.errors import ArenaError, HostError
 from arena.keys import LeagueKey
 from arena.league.config import RunPlan
-from arena.stats.ratings import Outcome, pairwise_results
+from arena.stats.ratings import pairwise_results
 from arena.league.schedule import MatchSpec, rotations
 from arena.serve import scheduler
 from arena.serve.db import Ladder, ServiceDB, Version
@@ -77,23 +77,15 @@ def table_specs(ladder: Ladder, key: LeagueKey, table_no: int,
 def store_finished(db: ServiceDB, ladder: Ladder, finished: FinishedMatch,
                    versions: dict[str, Version]) -> None:
     """One finished match into the database, with its seats and pairwise results."""
-    spec, record = finished.spec, finished.record
+    spec = finished.spec
     seated = [versions[name] for name in spec.seats]
-    result = record["result"]
-    forfeit = result.get("forfeit") or {}
     labels = [version.label for version in seated]
-    row = {"id": spec.id, "ladder": ladder.id, "table_no": spec.deal_index, "seed": spec.seed,
-           "versions": json.dumps([version.id for version in seated]),
-           "labels": json.dumps(labels), "scores": json.dumps(result["scores"]),
-           "ranks": json.dumps(result["ranks"]), "end_kind": result["end"],
-           "forfeit_seat": forfeit.get("seat"), "forfeit_reason": forfeit.get("reason"),
-           "record": json.dumps(record, separators=(",", ":")), "started": finished.started,
-           "seconds": finished.seconds, "stored": time.time()}
-    seats = [(version.id, seat, forfeit.get("reason") if forfeit.get("seat") == seat else None)
+    row = finished.row(ladder=ladder.id, table_no=spec.deal_index,
+                       versions=json.dumps([version.id for version in seated]),
+                       labels=json.dumps(labels))
+    outcome = finished.outcome(labels)
+    seats = [(version.id, seat, row["forfeit_reason"] if outcome.forfeit_seat == seat else None)
              for seat, version in enumerate(seated)]
-    outcome = Outcome(spec.id, spec.order, tuple(labels), tuple(result["ranks"]),
-                      tuple(float(score) for score in result["scores"]), spec.deal,
-                      forfeit.get("seat"))
     pairs = pairwise_results([outcome])
     by_label = {version.label: version.id for version in seated}
     db.add_match(row, seats, [(by_label[pairs.bots[a]], by_label[pairs.bots[b]], float(score))

@@ -10,8 +10,8 @@ mounts: bots see only their own version folder), `bots/` (versions, read-only), 
 from __future__ import annotations
 
 import functools
+import logging
 import socket
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,8 @@ from arena.serve.uploads import UploadLimits
 from arena.serve.capacity import LoadWatch
 from arena.league.workers import Dispatcher
 from engine import registry
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SUBMISSIONS_PER_HOUR = 20
 
@@ -99,9 +101,8 @@ def self_check(ladders: dict[str, Ladder], folder: Path, pause: float = RETRY_PA
                              f"sample bot {SAMPLE_BOT} fails the admission check on "
                              f"{ladder.id} ({reason}; logs in {logs}); fix the host (see "
                              "`arena doctor`) or the time control, then start again")
-        print(f"arena serve: self-check: the sample bot {SAMPLE_BOT} passes the admission "
-              f"check on {ladder.id} ({time.monotonic() - started:.1f} s)", file=sys.stderr,
-              flush=True)
+        log.info("self-check: the sample bot %s passes the admission check on %s (%.1f s)",
+                 SAMPLE_BOT, ladder.id, time.monotonic() - started)
 
 
 def serve(options: ServeOptions, executor: Dispatcher) -> None:
@@ -129,8 +130,8 @@ def serve(options: ServeOptions, executor: Dispatcher) -> None:
     player.start()
     if load is not None:
         load.start()
-    print(f"arena serve: {', '.join(ladders)} from {db.folder} on "
-          f"http://{options.host}:{options.port}/", file=sys.stderr, flush=True)
+    log.info("%s from %s on http://%s:%d/", ", ".join(ladders), db.folder, options.host,
+             options.port)
     try:
         uvicorn.run(app, host=options.host, port=options.port, log_level="warning",
                     server_header=False)
