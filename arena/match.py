@@ -22,7 +22,7 @@ from arena.bot_errors import BotError, BotTimeout
 from arena.clock import MoveClock, SeatClock, TimeControl
 from arena.errors import ArenaError, HostError, HostOverloaded
 from arena.keys import MatchSeeds
-from arena.sdk import strategies
+from arena import strategies
 from engine import records, registry
 from engine.core import CHANCE, IllegalMoveError, State
 

@@ -14,7 +14,8 @@ from arena import sandbox
 from arena.bots import BotSpec, BuiltinBot, resolve_bot
 from arena.cli import main
 from arena.errors import ArenaError
-from arena.league.config import LeagueError, load_bot
+from arena.league.config import LeagueError
+from arena.league.plan import load_bot
 
 SAMPLE_RANDOM = Path(__file__).parent.parent / "sample_bots" / "random"
 

@@ -13,8 +13,8 @@ import pytest
 
 from arena.botcheck import check_bot
 from arena.clock import TimeControl
-from arena.league.lifecycle import start_league
-from arena.league.config import config_from_settings
+from arena.league.lifecycle import open_league
+from arena.league.settings import config_from_settings
 from arena.league.store import Store
 from engine import registry
 
@@ -138,7 +138,7 @@ def test_resuming_a_league_checks_its_bots_too(tmp_path):
     folder = tmp_path / "stopped"
     config = config_from_settings({"game": "mandala", "seed": 5, "deals": 1, "bots": [
         str(SAMPLES / "random"), str(MISBEHAVING / "illegal_move")]})
-    start_league(folder, "stopped", config).close()   # made, no match played yet
+    open_league(folder, config, name="stopped").close()   # made, no match played yet
     done = arena("league", "resume", folder, "--quiet")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[0].startswith("arena: bot illegal_move (")

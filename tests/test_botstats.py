@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from arena.stats.botstats import FLAG_P, MatchFacts, bot_stats, order_effects, sign_test
-from arena.cli.league import Progress
+from arena.cli.league import Leader
+from arena.cli.progress import Progress
 from arena.stats.ratings import Outcome
 from arena.league.store import Store
 
@@ -175,7 +176,9 @@ def test_a_one_player_league_shows_each_bots_mean_score(tmp_path):
 def test_the_progress_line_says_what_its_leader_figure_is():
     outcomes = [Outcome(f"m{i}", i, ("greedy@1", "random@2"), (1, 2), (5.0, 1.0), f"d{i}")
                 for i in range(3)]
-    bar = Progress(4, 0, [], stream=None)
+    leader = Leader([])
+    bar = Progress(4, 0, unit="matches", status=leader.text, stream=None)
     for outcome in outcomes:
-        bar.add(outcome)
+        leader.add(outcome)
+        bar.advance()
     assert bar.line().endswith("leader greedy (100% of pairwise points)")

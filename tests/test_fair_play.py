@@ -30,7 +30,8 @@ from arena.bench import fairness
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.keys import installation_key
-from arena.league.config import LeagueConfig, check_config
+from arena.league.config import LeagueConfig
+from arena.league.plan import LEAGUE
 from arena.match import play_match
 from arena.league.store import Store
 from engine import registry
@@ -106,7 +107,7 @@ def test_a_sandboxed_cracker_never_recovers_a_deal_in_a_league_or_a_played_match
           "--bot", HOSTILE / "seed_cracker", "--bot", SAMPLE_BOTS / "random",
           "--out", league, "--workers", 1, "--quiet")
     with Store.open(league) as store:
-        _, specs = check_config(LeagueConfig.from_json(store.config()), store.league_key())
+        specs = LEAGUE.plan(LeagueConfig.from_json(store.config()), store.league_key()).specs
         hands_by_deal = {record["seed"]: record["setup"]["hands"] for record in store.records()}
     hands_of = {spec.bot_seeds[0]: hands_by_deal[spec.seed] for spec in specs
                 if spec.seats[0] == "seed_cracker"}
@@ -136,7 +137,7 @@ def meetings(league: Path) -> dict[str, list[tuple[int, int]]]:
     its rng_seed to the league's own schedule."""
     with Store.open(league) as store:
         config = LeagueConfig.from_json(store.config())
-        _, specs = check_config(config, store.league_key())
+        specs = LEAGUE.plan(config, store.league_key()).specs
     by_bot_seed = {(spec.bot_seeds[seat], seat): spec for spec in specs
                    for seat, name in enumerate(spec.seats) if name == "deal_memory"}
     found = collections.defaultdict(list)

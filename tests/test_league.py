@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from arena.bench.league import Figure, render
-from arena.league.lifecycle import resume_league, run, start_league
+from arena.league.lifecycle import open_league, run
 from arena.league.config import LeagueConfig, LeagueError
 from arena.league.workers import Executor, ProcessPool, SeatSource, play_spec
 from arena.league.schedule import expand
@@ -197,7 +197,7 @@ def test_the_seating_mode_is_stored_with_the_league_and_resume_keeps_it(tmp_path
             assert store.config()["seating"] == seating
             seeds = [record["seed"] for record in store.records()]
         assert len(seeds) == 4 and len(set(seeds)) == (4 if seating == "independent" else 2)
-        with resume_league(folder) as league:
+        with open_league(folder) as league:
             assert league.config.seating == seating and not league.missing()
             assert sorted(spec.seed for spec in league.specs) == sorted(seeds)
 
@@ -274,7 +274,7 @@ def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, t
     time.sleep(kill_rng.uniform(0, 0.03))
     # One league, one runner: a second run of it at the same time is refused.
     with pytest.raises(LeagueError, match="being run by another process"):
-        resume_league(folder)
+        open_league(folder)
     league.send_signal(signal.SIGKILL)
     league.communicate()
     assert survivors_of(league.pid, bots[0].parent) == []   # workers and bots died with it
@@ -397,9 +397,9 @@ class InProcess(Executor):
 
 def test_any_executor_can_play_the_matches_of_a_league(tmp_path):
     config = LeagueConfig(game="flowers-mandala", bots=("random", "greedy"), deals=2, seed=4)
-    with start_league(tmp_path / "a", "a", config) as league:
+    with open_league(tmp_path / "a", config) as league:
         assert run(league, InProcess()) == 4
-    with start_league(tmp_path / "b", "b", config) as league:
+    with open_league(tmp_path / "b", config) as league:
         assert run(league, ProcessPool(2)) == 4
     assert stored(tmp_path / "a") == stored(tmp_path / "b")
 

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from arena import sandbox
 from arena.cli import main
 from arena.keys import LeagueKey
-from arena.league.lifecycle import run, start_league
+from arena.league.lifecycle import open_league, run
 from arena.league.config import LeagueConfig
 from arena.league.schedule import MatchSpec
 from arena.serve import views
@@ -87,7 +87,7 @@ def passer_league(tmp_path: Path, seating: str, deals: int, *, fresh_bots: bool 
     config = LeagueConfig(game="mandala", bots=(str(bot), "random"), deals=deals, seed=3,
                           seating=seating,
                           time_control={"move_time": 10.0, "startup": 30.0})   # loaded hosts
-    with start_league(folder, folder.name, config) as league:
+    with open_league(folder, config) as league:
         assert run(league, SharedFolder(channel), fresh_bots=fresh_bots) == 2 * deals
         specs = league.specs
     with Store.open(folder) as store:

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,24 @@ def test_another_test_under_a_used_name_is_refused(tmp_path):
     assert stored_ids(tmp_path / "results" / "x") == ids
     resumed = arena(tmp_path, "league", "resume", tmp_path / "results" / "x")
     assert resumed.returncode == 2 and "holds an A/B test" in resumed.stderr
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_a_test_keeping_its_pairs_and_the_same_command_goes_on(
+        tmp_path, stop):
+    args = ["sprt", RANDOM, "random", "--game", "mandala", "--max-pairs", "12", "--seed", "4",
+            "--move-time", "2", "--workers", "1", "--skip-check", "--name", "cut"]
+    folder = tmp_path / "results" / "cut"
+    test = subprocess.Popen([*ARENA, *map(str, args)], cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while test.poll() is None and not ((folder / DB_NAME).exists()
+                                       and len(stored_ids(folder)) >= 4):
+        time.sleep(0.05)
+    test.send_signal(stop)
+    _, err = test.communicate(timeout=60)
+    kept = stored_ids(folder)
+    assert test.returncode == 130, err
+    assert "stopped: the pairs played are stored" in err and "Traceback" not in err
+    again = arena(tmp_path, *args)
+    assert again.returncode == 0, again.stderr
+    assert stored_ids(folder)[:len(kept)] == kept and len(stored_ids(folder)) > len(kept)

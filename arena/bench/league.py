@@ -18,7 +18,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from arena.errors import ArenaError
-from arena.league.lifecycle import run, start_league
+from arena.league.lifecycle import open_league, run
 from arena.league.config import LeagueConfig
 from arena.stats.ratings import Outcome
 from arena.league.workers import ProcessPool
@@ -66,7 +66,7 @@ def _bot_copies(where: Path) -> tuple[list[Path], str]:
 
 def _play_once(folder: Path, config: LeagueConfig, workers: int) -> Figure:
     finished: list[tuple[float, Outcome]] = []
-    with start_league(folder, "bench", config) as league:
+    with open_league(folder, config, name="bench") as league:
         started = time.monotonic()
         played = run(league, ProcessPool(workers),
                      on_match=lambda outcome: finished.append((time.monotonic(), outcome)))

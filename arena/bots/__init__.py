@@ -6,12 +6,14 @@ first use, so resolving or checking a bot does not import gRPC.
 """
 from __future__ import annotations
 
-from arena.bots.manifest import BUILTIN, BotSpec, BuiltinBot, folder_hash, resolve_bot
+from arena.bots.manifest import (BUILTIN, BotSpec, BuiltinBot, folder_hash, is_builtin,
+                                 resolve_bot)
 
 _HOST_NAMES = ("BotHost", "BotProcess", "BotSeat", "PROTOCOL_VERSION", "MAX_MOVE_CHARS",
                "MAX_BOT_MESSAGE_BYTES", "DEFAULT_LOG_CAP", "SESSION_METADATA", "EXIT_GRACE")
 
-__all__ = ["BUILTIN", "BotSpec", "BuiltinBot", "folder_hash", "resolve_bot", *_HOST_NAMES]
+__all__ = ["BUILTIN", "BotSpec", "BuiltinBot", "folder_hash", "is_builtin", "resolve_bot",
+           *_HOST_NAMES]
 
 
 def __getattr__(name: str):

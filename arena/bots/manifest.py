@@ -21,13 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.sdk import strategies
+from arena import strategies
 from engine import registry
 
 log = logging.getLogger(__name__)
 
 BUILTIN = "builtin:"
 """Prefix that names a built-in bot even where a folder of that name exists (`builtin:random`)."""
+
+
+def is_builtin(source: str) -> bool:
+    """Whether a bot's source (as stored with a league: a folder or `builtin:NAME`) is a
+    built-in bot, played in process, rather than a bot folder run in the sandbox."""
+    return source.startswith(BUILTIN)
 
 RESOLUTION_RULE = ("BOT is a bot folder when that folder exists and holds a bot.toml, else a "
                    "built-in bot ({builtins}); `builtin:NAME` always means the built-in.")
@@ -155,7 +161,7 @@ def resolve_bot(source: str, game_id: str) -> BotSpec | BuiltinBot:
     `random` in the working directory is the bot its author means; `builtin:random` reaches
     the built-in from there.
     """
-    if source.startswith(BUILTIN):
+    if is_builtin(source):
         name = source.removeprefix(BUILTIN)
         if name not in strategies.NAMES:
             raise ArenaError(f"unknown built-in bot {name!r}: the built-in bots are "

@@ -9,6 +9,7 @@ from tabulate import tabulate
 
 from arena.botcheck import CheckRow, check_bot
 from arena.cli import main
+from arena.cli.options import timing_options
 from arena.clock import TimeControl
 from arena.starters import LANGUAGES, new_bot
 from engine import registry
@@ -23,11 +24,7 @@ def bot() -> None:
 @click.argument("folder", type=click.Path(path_type=str))
 @click.option("--game", "games", multiple=True, metavar="GAME",
               help="Check only this game (repeatable; default: every game the bot declares).")
-@click.option("--move-time", type=float, default=None,
-              help="Per-move limit in seconds (default 1.0 when no --tc).")
-@click.option("--tc", default=None, metavar="BANK+INC", help="Time bank and increment, e.g. 10+0.1.")
-@click.option("--startup-time", type=float, default=None,
-              help="Seconds the bot gets to start and shake hands (default 10).")
+@timing_options
 @click.option("--unsafe-no-sandbox", is_flag=True,
               help="Run the bot without the bubblewrap sandbox (trusted bots only).")
 @click.option("--keep", "keep", type=click.Path(file_okay=False, path_type=str), default=None,

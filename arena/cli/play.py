@@ -11,6 +11,7 @@ import click
 from arena.bots.manifest import BuiltinBot, resolution_help, resolve_bot
 from arena.clock import TimeControl
 from arena.cli import main
+from arena.cli.options import STDOUT, timing_options
 from arena.errors import ArenaError
 from arena.keys import installation_key, random_seed
 from arena.match import Ended, Forfeited, Moved, Seat, StrategySeat, play_match
@@ -20,8 +21,6 @@ from engine.core import CHANCE
 
 
 FORFEIT_LOG_LINES = 20
-STDOUT = "-"
-"""An output file named so is standard output."""
 
 
 @main.command()
@@ -45,12 +44,7 @@ STDOUT = "-"
                    "RECORD.logs; without --record they are temporary, and a forfeiting bot's "
                    "log is printed before they go).")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
-@click.option("--move-time", type=float, default=None,
-              help="Per-move limit in seconds (default 1.0 when no --tc).")
-@click.option("--tc", default=None, metavar="BANK+INC",
-              help="A time bank with increment per move, in seconds, e.g. 10+0.1.")
-@click.option("--startup-time", type=float, default=None,
-              help="Seconds a bot process gets to start and finish its handshake (default 10).")
+@timing_options
 @click.option("--unsafe-no-sandbox", is_flag=True,
               help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
 @click.option("--setup-from", "setup_source", default=None, metavar="RECORD|LEAGUE_FOLDER",

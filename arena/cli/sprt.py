@@ -2,20 +2,22 @@
 (arena.league.ab_test plays them, arena.stats.sprt does the math)."""
 from __future__ import annotations
 
-import signal
 import sys
-import time
 
 import click
 from tabulate import tabulate
 
-from arena.stats import sprt
-from arena.league.ab_test import Hypotheses, Standing, default_folder, open_test, play
 from arena.bots.manifest import resolution_help
 from arena.cli import main
-from arena.cli.league import _check_bots, _executor, _interrupt, _workers_option
+from arena.cli.options import (bot_checker, executor_from, run_options, sandbox_option,
+                               seed_option, timing_options)
+from arena.cli.progress import Progress, stopped_cleanly
 from arena.keys import random_seed
-from arena.league.config import config_from_settings
+from arena.league.ab_test import (ABTest, Hypotheses, Standing, default_folder, play,
+                                  standing_of)
+from arena.league.lifecycle import open_league
+from arena.league.settings import config_from_settings
+from arena.stats import sprt
 
 
 @main.command("sprt")
@@ -41,86 +43,54 @@ from arena.league.config import config_from_settings
               show_default=True, help="What the Elo bounds mean (see arena/stats/sprt.py).")
 @click.option("--max-pairs", type=int, default=10_000, show_default=True,
               help="Stop undecided after this many pairs.")
-@click.option("--seed", type=int, default=None,
-              help="Test seed (with this installation's key it fixes the deals).")
-@click.option("--move-time", type=float, default=None,
-              help="Per-move limit in seconds (default 1.0 when no --tc).")
-@click.option("--tc", default=None, metavar="BANK+INC", help="Time bank and increment.")
+@seed_option("test")
+@timing_options
 @click.option("--name", default=None,
               help="Test name: its folder is results/NAME; the same command again continues it.")
-@click.option("--unsafe-no-sandbox", is_flag=True, default=None,
-              help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
-@_workers_option
+@sandbox_option
+@run_options
 def sprt_command(new, old, game, players, field, option_pairs, elo0, elo1, alpha, beta,
-                 elo_model, max_pairs, seed, move_time, tc, name, unsafe_no_sandbox, workers,
-                 executor, ray_address, fresh_bots, quiet, skip_check):
+                 elo_model, max_pairs, seed, move_time, tc, startup_time, name,
+                 unsafe_no_sandbox, workers, executor, ray_address, fresh_bots, quiet,
+                 skip_check):
     """A/B test: play NEW against OLD on duplicate deal pairs (both seatings; with 3-4
     players every rotation, the field in the other seats) until the SPRT accepts H0 or H1."""
     settings = {"game": game, "bots": [new, old, *field], "deals": max_pairs,
                 "seed": random_seed() if seed is None else seed,
                 "unsafe_no_sandbox": unsafe_no_sandbox}
-    for key, value in (("players", players), ("move_time", move_time), ("tc", tc)):
+    for key, value in (("players", players), ("move_time", move_time), ("tc", tc),
+                       ("startup_time", startup_time)):
         if value is not None:
             settings[key] = value
     config = config_from_settings(settings, option_pairs)
     hypotheses = Hypotheses(elo0, elo1, alpha, beta, elo_model, max_pairs)
-    pool = _executor(workers, executor, ray_address, quiet)
+    pool = executor_from(workers, executor, ray_address, quiet)
     folder = default_folder(name, new, old)
-    test, hypotheses = open_test(folder, config, hypotheses, seed_given=seed is not None)
-    with test:
-        if not skip_check:   # like a league: a broken bot is refused before the first pair
-            _check_bots(test.config, [bot.source for bot in test.bots], quiet)
-        lower, upper = sprt.bounds(alpha, beta)
-        line = _ProgressLine(None if quiet else sys.stderr, lower, upper, max_pairs)
+    kind = ABTest(hypotheses, seed_given=seed is not None)
+    # Like a league: everything checked, a broken bot refused, before the first pair.
+    with open_league(folder, config, kind=kind, check_bots=bot_checker(skip_check, quiet)) \
+            as test:
         if not quiet:
             click.echo(f"sprt {folder}: {test.bots[0].name} vs {test.bots[1].name}, "
                        f"{config.game} {config.players}p, H0 {elo0:g} / H1 {elo1:g} Elo "
                        f"({elo_model}), alpha {alpha:g} beta {beta:g}, "
-                       f"{config.timing().describe()}", err=True)
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-        try:
-            standing = play(test, hypotheses, pool, fresh_bots=fresh_bots, on_pair=line.show)
-        except KeyboardInterrupt:
-            line.end()
-            click.echo(f"stopped: the pairs played are stored in {folder}; run the same "
-                       "command again to continue", err=True)
-            sys.exit(130)
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-        line.end()
+                       f"{test.config.timing().describe()}", err=True)
+        standing = standing_of(test, hypotheses)
+        bar = Progress(max_pairs, standing.tally.pairs, unit="pairs",
+                       status=lambda: _status(standing), stream=None if quiet else sys.stderr)
+        with stopped_cleanly(lambda: f"stopped: the pairs played are stored in {folder}; "
+                                     "run the same command again to continue"), bar:
+            play(test, standing, pool, fresh_bots=fresh_bots, on_pair=bar.advance)
     click.echo(result_table(standing))
 
 
-class _ProgressLine:
-    """LLR and its bounds after each pair: redrawn on a terminal, every 25 pairs elsewhere."""
-
-    def __init__(self, stream, lower: float, upper: float, max_pairs: int):
-        self.stream, self.lower, self.upper, self.max_pairs = stream, lower, upper, max_pairs
-        self.live = bool(stream is not None and stream.isatty())
-        self.drawn_at = 0.0
-
-    def show(self, standing: Standing) -> None:
-        if self.stream is None:
-            return
-        now = time.monotonic()
-        pairs = standing.tally.pairs
-        if self.live and (now - self.drawn_at >= 0.2 or standing.over()):
-            self.drawn_at = now
-            self.stream.write("\r" + self.text(standing) + "\033[K")
-        elif not self.live and (pairs % 25 == 0 or standing.over()):
-            self.stream.write(self.text(standing) + "\n")
-        self.stream.flush()
-
-    def text(self, standing: Standing) -> str:
-        estimate = sprt.estimate(standing.tally.pentanomial)
-        return (f"pairs {standing.tally.pairs}/{self.max_pairs}  LLR {standing.llr():+.2f} "
-                f"[{self.lower:.2f}, {self.upper:.2f}]  Elo {estimate.elo:+.1f} "
-                f"({estimate.elo_low:+.1f} to {estimate.elo_high:+.1f})")
-
-    def end(self) -> None:
-        if self.live:
-            self.stream.write("\n")
-            self.stream.flush()
+def _status(standing: Standing) -> str:
+    """The progress bar's status: the LLR within its bounds, the Elo estimate so far."""
+    h = standing.hypotheses
+    lower, upper = sprt.bounds(h.alpha, h.beta)
+    estimate = sprt.estimate(standing.tally.pentanomial)
+    return (f"LLR {standing.llr():+.2f} [{lower:.2f}, {upper:.2f}]  Elo {estimate.elo:+.1f} "
+            f"({estimate.elo_low:+.1f} to {estimate.elo_high:+.1f})")
 
 
 def result_table(standing: Standing) -> str:

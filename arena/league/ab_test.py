@@ -14,21 +14,20 @@ copies of one bot); built-in bots keep their names.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping, Sequence
 
-from arena.stats import sprt
-from arena.bots.manifest import BUILTIN
+from arena.bots.manifest import is_builtin
 from arena.keys import LeagueKey
-from arena.league.lifecycle import League, lock_folder, run
-from arena.league.config import LeagueConfig, LeagueError, load_bot
-from arena.stats.ratings import Outcome
-from arena.league.schedule import duplicate_pairs
-from arena.league.store import DB_NAME, BotEntry, Store, StoreError, read_outcomes
+from arena.league.config import LeagueConfig, LeagueError
+from arena.league.lifecycle import League, named_folder, run
+from arena.league.plan import LeagueKind, Planned, load_bots, require_sandbox, settled
+from arena.league.schedule import MatchSpec, duplicate_pairs
+from arena.league.store import BotEntry, read_outcomes
 from arena.league.workers import Executor
-from engine import registry
+from arena.stats import sprt
+from arena.stats.ratings import Outcome
 
 
 @dataclass(frozen=True)
@@ -61,15 +60,16 @@ class Standing:
         self.tally = sprt.Tally()
         self.halves: dict[str, float] = {}     # pair id -> NEW's score in its first game
 
-    def add(self, outcome: Outcome) -> None:
-        """One finished match; a pair counts once both its games are in."""
+    def add(self, outcome: Outcome) -> bool:
+        """One finished match; a pair counts once both its games are in (then True)."""
         pair = outcome.match_id.split(":")[0][:-1]
         score = self._new_score(outcome)
         first = self.halves.pop(pair, None)
         if first is None:
             self.halves[pair] = score
-        else:
-            self.tally.add_pair(first, score)
+            return False
+        self.tally.add_pair(first, score)
+        return True
 
     def _new_score(self, outcome: Outcome) -> float:
         names = [label.split("@")[0] for label in outcome.bots]
@@ -88,15 +88,62 @@ class Standing:
         return self.decision() is not None or self.tally.pairs >= self.hypotheses.max_pairs
 
 
-class Decided(Exception):
-    """Raised from the match callback to stop the run: the test has its answer."""
+class ABTest(LeagueKind):
+    """An A/B test as a kind of league: NEW, OLD and the field on duplicate pairs (mirrored
+    deals: the bots are the tester's own, trusted not to pass a deal between their
+    processes). Running the same test again continues it; the stored seed is kept when none
+    is given now."""
+
+    noun = "test"
+    continues = True
+    new_version = "test the new version under another --name"
+
+    def __init__(self, hypotheses: Hypotheses, seed_given: bool):
+        self.hypotheses, self.seed_given = hypotheses, seed_given
+
+    def plan(self, config: LeagueConfig, key: LeagueKey) -> Planned:
+        self.hypotheses.check()
+        if len(config.bots) != config.players:
+            field = config.players - 2
+            raise LeagueError(f"{config.players} players need {field} field bot"
+                              f"{'s' * (field != 1)} (--field BOT, repeatable) besides NEW "
+                              f"and OLD, got {len(config.bots) - 2}")
+        bots = _named_by_role(load_bots(config))
+        require_sandbox(config, bots)
+        names = [bot.name for bot in bots]
+        specs = duplicate_pairs(names[0], names[1], names[2:], self.hypotheses.max_pairs, key)
+        return Planned(settled(config, bots, seating="mirrored"), bots, specs)
+
+    def stored(self, config: LeagueConfig) -> dict:
+        # Through JSON, as the store gives it back: compared key by key on reopening.
+        return json.loads(json.dumps({**config.to_json(), "sprt": asdict(self.hypotheses)},
+                                     sort_keys=True))
+
+    def planned(self, specs: Sequence[MatchSpec]) -> int:
+        return 2 * self.hypotheses.max_pairs
+
+    def holds(self, stored: Mapping[str, Any]) -> bool:
+        return "sprt" in stored
+
+    def refuse_other(self, folder: Path) -> LeagueError:
+        return LeagueError(f"{folder} holds a league, not an A/B test: choose another --name")
+
+    def reopened(self, config: LeagueConfig | None, stored: Mapping[str, Any]) -> LeagueConfig:
+        return config if self.seed_given else replace(config, seed=stored["seed"])
+
+    def check_same(self, folder: Path, config: LeagueConfig, stored: Mapping[str, Any]) -> None:
+        stored = {"seating": "mirrored", **stored}   # as stored before seating modes
+        wanted = self.stored(config)
+        if stored != wanted:
+            changed = sorted(key for key in wanted if stored.get(key) != wanted[key])
+            raise LeagueError(f"{folder} holds another test (it differs in "
+                              f"{', '.join(changed)}): choose another --name")
 
 
-def _bots(config: LeagueConfig) -> list[BotEntry]:
-    """NEW, OLD and the field, checked; NEW and OLD folders renamed by their role."""
-    bots = [load_bot(source, config.game) for source in config.bots]
+def _named_by_role(bots: list[BotEntry]) -> list[BotEntry]:
+    """NEW and OLD given as folders renamed `new-NAME` and `old-NAME`; the names checked."""
     for index, role in ((0, "new"), (1, "old")):
-        if not bots[index].source.startswith(BUILTIN):
+        if not is_builtin(bots[index].source):
             bots[index] = replace(bots[index], name=f"{role}-{bots[index].name}")
     names = [bot.name for bot in bots]
     if names[0] == names[1]:
@@ -105,103 +152,31 @@ def _bots(config: LeagueConfig) -> list[BotEntry]:
     if len(set(names)) != len(names):
         raise LeagueError(f"the field repeats a bot or NEW/OLD ({', '.join(names)}): give "
                           "each field bot once, and none of NEW and OLD")
-    if config.sandbox and any(not bot.source.startswith(BUILTIN) for bot in bots):
-        from arena import sandbox
-        sandbox.require()
     return bots
 
 
-def open_test(folder: Path, config: LeagueConfig, hypotheses: Hypotheses,
-              seed_given: bool) -> tuple[League, Hypotheses]:
-    """The test in `folder`: created, or reopened when it holds this same test (the stored
-    seed is kept when none was given now). Refuses a folder holding anything else."""
-    game = registry.get(config.game)
-    game.resolve_options(config.options, config.players)
-    config.timing()
-    hypotheses.check()
-    if len(config.bots) != config.players:
-        field = config.players - 2
-        raise LeagueError(f"{config.players} players need {field} field bot"
-                          f"{'s' * (field != 1)} (--field BOT, repeatable) besides NEW and "
-                          f"OLD, got {len(config.bots) - 2}")
-    bots = _bots(config)
-    # Pairs are mirrored deals (one deal, NEW and OLD in both seatings): the bots are the
-    # tester's own, trusted not to pass a deal between their processes.
-    config = replace(config, bots=tuple(bot.source for bot in bots), rules=game.rules(),
-                     seating="mirrored")
-    if (folder / DB_NAME).exists():
-        store = Store.open(folder)
-        try:
-            stored = {"seating": "mirrored", **store.config()}   # as before seating modes
-            if "sprt" not in stored:
-                raise LeagueError(f"{folder} holds a league, not an A/B test: choose another "
-                                  "--name")
-            if not seed_given:
-                config = replace(config, seed=stored["seed"])
-            wanted = _stored_form(config, hypotheses)
-            if stored != wanted:
-                changed = sorted(k for k in wanted if stored.get(k) != wanted[k])
-                raise LeagueError(f"{folder} holds another test (it differs in "
-                                  f"{', '.join(changed)}): choose another --name")
-            versions = {bot.name: bot.version for bot in store.bots()}
-            for bot in bots:
-                if versions.get(bot.name) != bot.version:
-                    raise LeagueError(f"bot {bot.name} ({bot.source}) changed since the test "
-                                      "started: restore it, or test the new version under "
-                                      "another --name")
-            key = store.league_key()
-            lock = lock_folder(folder)
-        except (LeagueError, StoreError):
-            store.close()
-            raise
-    else:
-        key = LeagueKey.for_league(config.seed)
-        store = Store.create(folder, name=folder.name, config=_stored_form(config, hypotheses),
-                             planned=2 * hypotheses.max_pairs, bots=bots, key=key)
-        try:
-            lock = lock_folder(folder)
-        except LeagueError:
-            store.close()
-            raise
-    names = [bot.name for bot in bots]
-    specs = duplicate_pairs(names[0], names[1], names[2:], hypotheses.max_pairs, key)
-    return League(folder, store, config, bots, specs, lock), hypotheses
-
-
-def _stored_form(config: LeagueConfig, hypotheses: Hypotheses) -> dict:
-    # Through JSON, as the store gives it back: compared key by key on reopening.
-    return json.loads(json.dumps({**config.to_json(), "sprt": asdict(hypotheses)},
-                                 sort_keys=True))
-
-
-def play(test: League, hypotheses: Hypotheses, executor: Executor, *, fresh_bots: bool = False,
-         on_pair: Callable[[Standing], None] | None = None) -> Standing:
-    """Plays pairs until the SPRT decides or max_pairs are in; returns the standing."""
+def standing_of(test: League, hypotheses: Hypotheses) -> Standing:
+    """The test's standing from the pairs it has stored."""
     standing = Standing(test.bots[0].name, test.bots[1].name, hypotheses)
     for outcome in read_outcomes(test.folder):
         standing.add(outcome)
-    if standing.over():
-        return standing
+    return standing
 
+
+def play(test: League, standing: Standing, executor: Executor, *, fresh_bots: bool = False,
+         on_pair: Callable[[], None] | None = None) -> Standing:
+    """Plays pairs until the SPRT decides or max_pairs are in, adding them to `standing`
+    (`on_pair()` after each); returns it."""
     def on_match(outcome: Outcome) -> None:
-        before = standing.tally.pairs
-        standing.add(outcome)
-        if standing.tally.pairs > before:
-            if on_pair is not None:
-                on_pair(standing)
-            if standing.over():
-                raise Decided
+        if standing.add(outcome) and on_pair is not None:
+            on_pair()
 
-    try:
-        run(test, executor, fresh_bots=fresh_bots, on_match=on_match)
-    except Decided:
-        pass
+    run(test, executor, fresh_bots=fresh_bots, on_match=on_match, stop=standing.over)
     return standing
 
 
 def default_folder(name: str | None, new: str, old: str) -> Path:
+    """results/NAME, by default named after NEW and OLD."""
     if name is None:
         name = f"sprt-{Path(new).name}-vs-{Path(old).name}"
-    if "/" in name or name in ("", ".", "..") or os.sep in name:
-        raise LeagueError(f"test name {name!r} is not a folder name")
-    return Path("results") / name
+    return named_folder(name, "test")

@@ -1,37 +1,38 @@
-"""A league's lifecycle: start one (checked, then created), resume one (checked against what
-it started with), and run it (play what is missing, commit each match as it comes back).
+"""A league's lifecycle: open one (planned and checked, then created, or reopened and checked
+against what it started with), and run it (play what is missing, commit each match as it
+comes back).
 
-`start_league` checks everything (game, player count, options, bot folders and the games they
-play, the schedule; arena.league.config) before it creates anything, then creates the league
-folder and database; `resume_league` reopens one and checks that no bot changed since. Both
-end in `run`, which skips the matches already stored and hands the rest to an executor
-(arena.league.workers), committing each finished match as it comes back (one transaction each, this
-process the only writer).
+`open_league` is the one way in, for `arena league run`, `arena league resume` and
+`arena sprt`: the league is planned once (bots, schedule; arena.league.plan), everything is
+checked before anything is created, and the folder is locked while it is open. `run` skips
+the matches already stored and hands the rest to an executor (arena.league.workers),
+committing each finished match as it comes back (one transaction each, this process the only
+writer), until none is missing or its stop condition holds.
 
 A league stopped by Ctrl-C keeps every finished match; one killed with `kill -9` loses only
-the matches in flight (workers die with the parent). `resume_league` plays what is missing.
+the matches in flight (workers die with the parent). Opening it again plays what is missing.
 """
 from __future__ import annotations
 
 import fcntl
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from arena.bots.manifest import BUILTIN
-from arena.errors import ArenaError
+from arena.bots.manifest import is_builtin
 from arena.keys import LeagueKey
-from arena.bots.manifest import BUILTIN
-from arena.league.config import LeagueConfig, LeagueError, RunPlan, check_config
-from arena.stats.ratings import Outcome
+from arena.league.config import LeagueConfig, LeagueError, RunPlan
+from arena.league.plan import LEAGUE, LeagueKind
 from arena.league.schedule import MatchSpec
-from arena.league.store import BotEntry, Store, StoreError
+from arena.league.store import DB_NAME, BotEntry, Store
 from arena.league.workers import Executor
+from arena.stats.ratings import Outcome
 from engine import registry
 
+RESULTS = Path("results")
+"""Where leagues and A/B tests given by name are kept (results/NAME)."""
 
-# -- starting, resuming, running -------------------------------------------------------------
 
 @dataclass
 class League:
@@ -58,6 +59,17 @@ class League:
         done = self.store.finished_ids()
         return [spec for spec in self.specs if spec.id not in done]
 
+    def done(self) -> int:
+        return len(self.specs) - len(self.missing())
+
+
+def named_folder(name: str, what: str = "league") -> Path:
+    """results/NAME, for a league or test given by name; refuses a name that is not one folder."""
+    if "/" in name or os.sep in name or name in ("", ".", ".."):
+        hint = "use --out for a path" if what == "league" else "give a name without '/'"
+        raise LeagueError(f"{what} name {name!r} is not a folder name: {hint}")
+    return RESULTS / name
+
 
 def lock_folder(folder: Path) -> int:
     """An exclusive lock on the league folder: two runs of one league would double matches.
@@ -72,58 +84,81 @@ def lock_folder(folder: Path) -> int:
     return fd
 
 
-def start_league(folder: str | os.PathLike, name: str, config: LeagueConfig) -> League:
-    """Checks the config, then creates the league folder and database (never over another)."""
+CheckBots = Callable[[LeagueConfig, list[BotEntry]], None]
+"""Checks a league's bots before they play (`arena bot check`'s short match each); raises
+ArenaError to refuse the league."""
+
+
+def open_league(folder: str | os.PathLike, config: LeagueConfig | None = None, *,
+                kind: LeagueKind = LEAGUE, name: str | None = None,
+                check_bots: CheckBots | None = None) -> League:
+    """The league in `folder`, locked for this process until it is closed.
+
+    Without a config: the league stored there, refused if a bot changed since it started.
+    With one: a new league (named `name`, by default the folder's name), planned and checked
+    before the folder is created; a folder that already holds one is refused, unless `kind`
+    continues (A/B tests), when the stored one is reopened if it is the same. `check_bots`
+    runs last, being the slowest check, and only when matches are left to play.
+    """
+    folder = Path(folder)
+    if config is None or (kind.continues and (folder / DB_NAME).exists()):
+        return _reopen(folder, config, kind, check_bots)
     key = LeagueKey.for_league(config.seed)
-    bots, specs = check_config(config, key)
-    # Stored with absolute folders, so the league resumes from any working directory.
-    config = replace(config, bots=tuple(bot.source for bot in bots),
-                     rules=registry.get(config.game).rules())
-    folder = Path(folder)
-    store = Store.create(folder, name=name, config=config.to_json(), planned=len(specs),
-                         bots=bots, key=key)
+    planned = kind.plan(config, key)
+    if check_bots is not None:
+        Store.check_free(folder)   # refused before the slow check; create() checks again
+        check_bots(planned.config, planned.bots)
+    store = Store.create(folder, name=name or folder.name, config=kind.stored(planned.config),
+                         planned=kind.planned(planned.specs), bots=planned.bots, key=key)
     try:
         lock = lock_folder(folder)
     except LeagueError:
         store.close()
         raise
-    return League(folder, store, config, bots, specs, lock)
+    return League(folder, store, planned.config, planned.bots, planned.specs, lock)
 
 
-def resume_league(folder: str | os.PathLike) -> League:
-    """Reopens a league; refuses it if a bot changed since it started."""
-    folder = Path(folder)
+def _reopen(folder: Path, config: LeagueConfig | None, kind: LeagueKind,
+            check_bots: CheckBots | None) -> League:
     store = Store.open(folder)
+    lock = None
     try:
         lock = lock_folder(folder)
-    except LeagueError:
+        stored = store.config()
+        if not kind.holds(stored):
+            raise kind.refuse_other(folder)
+        _check_rules(folder, stored)
+        planned = kind.plan(kind.reopened(config, stored), store.league_key())
+        kind.check_same(folder, planned.config, stored)
+        _check_versions(kind, store.bots(), planned.bots)
+        league = League(folder, store, planned.config, planned.bots, planned.specs, lock)
+        if check_bots is not None and league.missing():
+            check_bots(league.config, league.bots)
+    except BaseException:
         store.close()
+        if lock is not None:
+            os.close(lock)
         raise
-    try:
-        if "sprt" in store.config():
-            raise LeagueError(f"{folder} holds an A/B test: continue it by running the same "
-                              "`arena sprt` command again")
-        config = LeagueConfig.from_json(store.config())
-        rules = registry.get(config.game).rules()
-        if config.rules not in (None, rules):
+    return league
+
+
+def _check_rules(folder: Path, stored: dict) -> None:
+    rules, now = stored.get("rules"), registry.get(stored["game"]).rules()
+    if rules not in (None, now):   # None: stored before rules versions were
+        raise LeagueError(
+            f"league {folder} was played under rules {rules}, this Arena plays {now}: finish "
+            "it with the Arena it started with, or start a new league")
+
+
+def _check_versions(kind: LeagueKind, stored: list[BotEntry], bots: list[BotEntry]) -> None:
+    versions = {bot.name: bot.version for bot in stored}
+    for bot in bots:
+        before = versions.get(bot.name)
+        if before != bot.version:
+            was = "was not in it" if before is None else f"was version {before[:8]}"
             raise LeagueError(
-                f"league {folder} was played under rules {config.rules}, this Arena plays "
-                f"{rules}: finish it with the Arena it started with, or start a new league")
-        bots, specs = check_config(config, store.league_key())
-        stored = {bot.name: bot for bot in store.bots()}
-        for bot in bots:
-            before = stored.get(bot.name)
-            if before is None or before.version != bot.version:
-                was = "was not in it" if before is None else f"was version {before.version[:8]}"
-                raise LeagueError(
-                    f"bot {bot.name} ({bot.source}) changed since the league started ({was}, "
-                    f"now {bot.version[:8]}): restore it, or start a new league for the new "
-                    "version")
-    except (ArenaError, StoreError):
-        store.close()
-        os.close(lock)
-        raise
-    return League(folder, store, config, bots, specs, lock)
+                f"bot {bot.name} ({bot.source}) changed since the {kind.noun} started ({was}, "
+                f"now {bot.version[:8]}): restore it, or {kind.new_version}")
 
 
 def _protections(sandboxed: bool) -> list[tuple[str, str, str]]:
@@ -135,17 +170,21 @@ def _protections(sandboxed: bool) -> list[tuple[str, str, str]]:
 
 
 def run(league: League, executor: Executor, *, fresh_bots: bool = False,
-        on_match: Callable[[Outcome], None] | None = None) -> int:
-    """Plays every missing match of the league; returns how many were played now.
+        on_match: Callable[[Outcome], None] | None = None,
+        stop: Callable[[], bool] | None = None) -> int:
+    """Plays the league's missing matches until none is left or `stop()` holds (asked before
+    the first and after every match); returns how many were played now.
 
-    Each finished match is committed before the next is taken; an exception (Ctrl-C
-    included) leaves every finished match stored and loses only those in flight.
+    Each finished match is committed before the next is taken; stopping, or an exception
+    (Ctrl-C included), leaves every finished match stored and loses only those in flight.
     """
+    if stop is not None and stop():
+        return 0
     plan = RunPlan(league.config.game, league.config.players, dict(league.config.options),
                    dict(league.config.time_control), tuple(league.bots),
                    fresh_bots=fresh_bots, sandbox=league.config.sandbox,
                    log_dir=str(league.folder.resolve() / "logs"))
-    if any(not bot.source.startswith(BUILTIN) for bot in league.bots):
+    if any(not is_builtin(bot.source) for bot in league.bots):
         league.store.record_protections(_protections(league.config.sandbox))
     played = 0
     finished = executor.run(plan, league.missing())
@@ -155,6 +194,8 @@ def run(league: League, executor: Executor, *, fresh_bots: bool = False,
             played += 1
             if on_match is not None:
                 on_match(outcome)
+            if stop is not None and stop():
+                break
     finally:
         finished.close()   # stops the workers if we leave early
     return played

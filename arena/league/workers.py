@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
 
-from arena.bots.manifest import BUILTIN
+from arena.bots.manifest import is_builtin
 from arena.clock import TimeControl
 from arena.errors import ArenaError, HostError, HostOverloaded
 from arena.league.config import LeagueError, RunPlan
@@ -70,7 +70,7 @@ class SeatSource:
         self.plan = plan
 
     def _load(self, plan: RunPlan) -> None:
-        folders = [bot for bot in plan.bots if not bot.source.startswith(BUILTIN)]
+        folders = [bot for bot in plan.bots if not is_builtin(bot.source)]
         if not folders:
             self.specs = {}
             return

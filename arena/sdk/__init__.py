@@ -1,7 +1,7 @@
 """The bot author's SDK: everything a bot may import from the arena (with arena.v1).
 
-`Bot` (arena.sdk.bot) is loaded on first use so that in-process play, which only needs
-`arena.sdk.strategies`, does not pay for importing gRPC.
+`Bot` (arena.sdk.bot) is loaded on first use so that a bot that only needs
+`arena.sdk.strategies` does not pay for importing gRPC.
 """
 from __future__ import annotations
 

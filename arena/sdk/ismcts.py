@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from arena.sdk.strategies import flowers as flowers_strategy
-from arena.sdk.strategies import flowers_mandala as fm_strategy
+from arena.strategies import flowers as flowers_strategy
+from arena.strategies import flowers_mandala as fm_strategy
 from engine import registry
 from engine.core import CHANCE, State
 
