@@ -145,11 +145,16 @@ def test_a_bot_started_by_hand_says_the_arena_starts_bots():
 
 
 @needs_sandbox
-def test_bench_protocol_prints_the_three_paths_and_the_ratio():
+def test_bench_protocol_prints_the_paths_the_floors_and_the_ratio():
     result = CliRunner().invoke(main, ["bench", "protocol", "--decisions", "100", "--json"])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     paths = [row["path"].split(" ")[0] for row in figures["results"]]
-    assert paths == ["in-process", "arena", "pipe-json", "pipe-ping"]
+    assert paths == ["in-process", "arena", "pipe-json", "pipe-ping",
+                     "grpc-sync", "grpc-aio", "grpc-aio-no-ee"]
     assert all(row["decisions"] == 100 and row["median_us"] > 0 for row in figures["results"])
-    assert figures["arena_over_pipe_json"] > 0
+    measured = {row["path"].split(" ")[0]: row for row in figures["results"]}
+    for path in ("arena", "grpc-sync", "grpc-aio", "grpc-aio-no-ee"):   # CPU on both sides
+        assert measured[path]["arena_cpu_us"] > 0 and measured[path]["bot_cpu_us"] > 0
+    assert figures["fastest_floor"].startswith("grpc-")
+    assert figures["arena_over_floor"] > 0 and figures["arena_over_pipe_json"] > 0

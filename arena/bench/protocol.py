@@ -3,12 +3,17 @@
 - in-process: the built-in strategy called directly (what `arena play --bot random` does);
 - arena: through the BotHost to the `random` sample bot, sandboxed, over gRPC on the Unix
   socket: observation to message, stream, SDK, message to dict, policy, reply, checks;
-- pipe: the floor, a raw round trip between two Python processes over a pair of pipes,
-  the same decision carried as one JSON line (`pipe-json`) and as a one-byte ping
-  (`pipe-ping`, the bare cost of waking another process and being woken back).
+- pipe: a raw round trip between two Python processes over a pair of pipes, the same
+  decision carried as one JSON line (`pipe-json`) and as a one-byte ping (`pipe-ping`, the
+  bare cost of waking another process and being woken back);
+- gRPC floors: a bare gRPC stream between two processes on a Unix socket, a 600-byte ask
+  and a 20-byte answer, three ways (arena.bench.grpc_floor): the least the arena's protocol
+  can cost, and the target is measured against the fastest of them.
 
 Each decision is timed with a monotonic clock around the call, as the match runner times a
-bot. The corpus is the decisions of random in-process matches from a fixed seed.
+bot. The corpus is the decisions of random in-process matches from a fixed seed. CPU per
+decision is counted on both sides: for the arena, in a pass of arena decisions alone, the
+arena process's CPU (all its threads) and the bot's (its cgroup); for a floor, each end's.
 """
 from __future__ import annotations
 
@@ -22,13 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from arena.bench import grpc_floor
 from arena.clock import SeatClock, TimeControl
 from arena.match import MatchInfo, StrategySeat
 from engine import registry
 from engine.core import CHANCE
 from sample_bots import sample_bot
 
-TARGET_RATIO = 6.0   # arena median at most this many times the pipe median
+TARGET_RATIO = 1.5   # arena median at most this many times the fastest gRPC floor's
 WARM_UP = 50         # decisions played before timing starts, on every path
 
 # The pipe's other end: answers each JSON decision line with a random legal move.
@@ -52,10 +58,16 @@ class Figure:
     decisions: int
     median_us: float
     p99_us: float
+    arena_cpu_us: float | None = None
+    """CPU per decision of the asking side (the arena process; a floor's server)."""
+    bot_cpu_us: float | None = None
+    """CPU per decision of the answering side (the bot's processes; a floor's client)."""
 
     def to_json(self) -> dict:
+        cpu = lambda value: None if value is None else round(value, 1)   # noqa: E731
         return {"path": self.path, "decisions": self.decisions,
-                "median_us": round(self.median_us, 1), "p99_us": round(self.p99_us, 1)}
+                "median_us": round(self.median_us, 1), "p99_us": round(self.p99_us, 1),
+                "arena_cpu_us": cpu(self.arena_cpu_us), "bot_cpu_us": cpu(self.bot_cpu_us)}
 
 
 def corpus(game_id: str, count: int, seed: int = 1) -> list[tuple[dict, list[str]]]:
@@ -77,10 +89,25 @@ def corpus(game_id: str, count: int, seed: int = 1) -> list[tuple[dict, list[str
     return decisions
 
 
-def figure(path: str, seconds: list[float]) -> Figure:
+def figure(path: str, seconds: list[float], arena_cpu: float | None = None,
+           bot_cpu: float | None = None) -> Figure:
+    """The figure of `seconds` (one per decision) and CPU seconds per decision."""
     ordered = sorted(seconds)
     p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
-    return Figure(path, len(ordered), statistics.median(ordered) * 1e6, p99 * 1e6)
+    micros = lambda value: None if value is None else value * 1e6   # noqa: E731
+    return Figure(path, len(ordered), statistics.median(ordered) * 1e6, p99 * 1e6,
+                  micros(arena_cpu), micros(bot_cpu))
+
+
+def floor_name(mode: str) -> str:
+    return f"grpc-{mode} (floor)"
+
+
+def floors(count: int) -> list[Figure]:
+    """The bare gRPC stream's round trip, each way, `count` times after a warm-up."""
+    runs = [grpc_floor.measure(mode, count, WARM_UP) for mode in grpc_floor.MODES]
+    return [figure(floor_name(run.mode), run.seconds, run.server_cpu, run.client_cpu)
+            for run in runs]
 
 
 class _Paths:
@@ -118,7 +145,16 @@ class _Paths:
 
         return {"in-process": lambda o, l: self.strategy.act(o, l, self.clock),
                 self.arena_name: lambda o, l: self.bot.act(o, l, self.clock),
-                "pipe-json (floor)": pipe_json, "pipe-ping": pipe_ping}
+                "pipe-json": pipe_json, "pipe-ping": pipe_ping}
+
+    def arena_cpu(self, decisions: list[tuple[dict, list[str]]]) -> tuple[float, float]:
+        """CPU seconds per decision of the arena process and of the bot, over `decisions`
+        played through the arena alone (nothing else runs in this process meanwhile)."""
+        bot_before, arena_before = self.bot.cpu_seconds(), time.process_time()
+        for observation, legal in decisions:
+            self.bot.act(observation, legal, self.clock)
+        arena, bot = time.process_time() - arena_before, self.bot.cpu_seconds() - bot_before
+        return arena / len(decisions), bot / len(decisions)
 
     def close(self) -> None:
         self.child.stdin.close()
@@ -145,6 +181,10 @@ def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = No
                     raise RuntimeError(f"{name} answered {move!r}, not a legal move")
                 if index >= WARM_UP:
                     seconds[name].append(elapsed)
-        return [figure(name, values) for name, values in seconds.items()]
+        arena_cpu, bot_cpu = paths.arena_cpu(decisions[WARM_UP:])
+        return [figure(name, values, *((arena_cpu, bot_cpu) if name == paths.arena_name
+                                       else ()))
+                for name, values in seconds.items()] + floors(count)
     finally:
         paths.close()
+
