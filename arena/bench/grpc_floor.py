@@ -6,8 +6,8 @@ times each round trip as the arena times a move. Three ways, each with both ends
 
 - `sync`: gRPC's synchronous API (a thread pool server, a blocking client);
 - `aio`: `grpc.aio` on both ends;
-- `aio-no-ee`: `grpc.aio` with gRPC's event engine off (`NO_EVENT_ENGINE` in both
-  processes' environment), which polls the socket on the calling thread.
+- `aio-no-ee`: `grpc.aio` with gRPC's event engine off (`arena.GRPC_EXPERIMENTS` in both
+  processes' environment, as the arena and its bots run).
 
 `measure(mode, count, warm_up)` runs one pair and returns its round trips and the CPU each
 process used per round trip. Run as `python -m arena.bench.grpc_floor serve|connect ...`
@@ -24,9 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena import GRPC_EXPERIMENTS
+
 MODES = ("sync", "aio", "aio-no-ee")
-NO_EVENT_ENGINE = "-event_engine_client,-event_engine_listener"
-"""GRPC_EXPERIMENTS value that turns gRPC's event engine off (gRPC 1.6x-1.8x)."""
 ASK_BYTES = 600      # about an act request of mandala
 ANSWER_BYTES = 20    # about a move reply
 METHOD = "/floor.Floor/Play"
@@ -42,13 +42,9 @@ class FloorRun:
 
 
 def environment(mode: str) -> dict[str, str]:
-    """The environment both ends of `mode` run with (and what the arena's would need)."""
-    env = dict(os.environ)
-    if mode == "aio-no-ee":
-        env["GRPC_EXPERIMENTS"] = NO_EVENT_ENGINE
-    else:
-        env.pop("GRPC_EXPERIMENTS", None)
-    return env
+    """The environment both ends of `mode` run with: gRPC's defaults but for `aio-no-ee`
+    (an empty value, not none, as importing `arena` sets one where there is none)."""
+    return dict(os.environ, GRPC_EXPERIMENTS=GRPC_EXPERIMENTS if mode == "aio-no-ee" else "")
 
 
 def measure(mode: str, count: int, warm_up: int) -> FloorRun:
