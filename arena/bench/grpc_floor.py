@@ -6,7 +6,7 @@ times each round trip as the arena times a move. Three ways, each with both ends
 
 - `sync`: gRPC's synchronous API (a thread pool server, a blocking client);
 - `aio`: `grpc.aio` on both ends;
-- `aio-no-ee`: `grpc.aio` with gRPC's event engine off (`arena.GRPC_EXPERIMENTS` in both
+- `aio-no-ee`: `grpc.aio` with gRPC's event engine off (`arena.GRPC_ENVIRONMENT` in both
   processes' environment, as the arena and its bots run).
 
 `measure(mode, count, warm_up)` runs one pair and returns its round trips and the CPU each
@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena import GRPC_EXPERIMENTS
+from arena import GRPC_ENVIRONMENT
 
 MODES = ("sync", "aio", "aio-no-ee")
 ASK_BYTES = 600      # about an act request of mandala
@@ -44,7 +44,10 @@ class FloorRun:
 def environment(mode: str) -> dict[str, str]:
     """The environment both ends of `mode` run with: gRPC's defaults but for `aio-no-ee`
     (an empty value, not none, as importing `arena` sets one where there is none)."""
-    return dict(os.environ, GRPC_EXPERIMENTS=GRPC_EXPERIMENTS if mode == "aio-no-ee" else "")
+    env = {**os.environ, **GRPC_ENVIRONMENT}
+    if mode != "aio-no-ee":
+        env["GRPC_EXPERIMENTS"] = ""
+    return env
 
 
 def measure(mode: str, count: int, warm_up: int) -> FloorRun:
