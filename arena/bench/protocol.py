@@ -36,6 +36,7 @@ from sample_bots import sample_bot
 
 TARGET_RATIO = 1.5   # arena median at most this many times the fastest gRPC floor's
 WARM_UP = 50         # decisions played before timing starts, on every path
+TURN = 100           # decisions each path plays in a turn before the next path's turn
 
 # The pipe's other end: answers each JSON decision line with a random legal move.
 _PIPE_CHILD = """
@@ -103,16 +104,10 @@ def floor_name(mode: str) -> str:
     return f"grpc-{mode} (floor)"
 
 
-def floors(count: int) -> list[Figure]:
-    """The bare gRPC stream's round trip, each way, `count` times after a warm-up."""
-    runs = [grpc_floor.measure(mode, count, WARM_UP) for mode in grpc_floor.MODES]
-    return [figure(floor_name(run.mode), run.seconds, run.server_cpu, run.client_cpu)
-            for run in runs]
-
-
 class _Paths:
-    """Every path, set up at once and timed in turns on each decision, so that whatever else
-    the machine is doing weighs on all of them alike."""
+    """Every path, set up at once and timed in turns, so that whatever else the machine is
+    doing weighs on all of them alike: the in-process, arena and pipe paths take turns on each
+    decision; the arena alone (for its CPU) and each gRPC floor, on each `TURN` of them."""
 
     def __init__(self, game_id: str, *, unsafe: bool, bot: Path | None):
         from arena.bots import BotHost, BotSpec   # gRPC only when this benchmark runs
@@ -128,6 +123,7 @@ class _Paths:
         self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.arena_name = "arena (gRPC, no sandbox)" if unsafe else "arena (gRPC, sandboxed bot)"
+        self.floors = [grpc_floor.FloorPair(mode) for mode in grpc_floor.MODES]
 
     def deciders(self) -> dict[str, Callable[[dict, list[str]], str]]:
         send, receive = self.child.stdin, self.child.stdout
@@ -148,15 +144,16 @@ class _Paths:
                 "pipe-json": pipe_json, "pipe-ping": pipe_ping}
 
     def arena_cpu(self, decisions: list[tuple[dict, list[str]]]) -> tuple[float, float]:
-        """CPU seconds per decision of the arena process and of the bot, over `decisions`
-        played through the arena alone (nothing else runs in this process meanwhile)."""
+        """CPU seconds the arena process and the bot used on `decisions` played through the
+        arena alone (nothing else runs in this process meanwhile)."""
         bot_before, arena_before = self.bot.cpu_seconds(), time.process_time()
         for observation, legal in decisions:
             self.bot.act(observation, legal, self.clock)
-        arena, bot = time.process_time() - arena_before, self.bot.cpu_seconds() - bot_before
-        return arena / len(decisions), bot / len(decisions)
+        return time.process_time() - arena_before, self.bot.cpu_seconds() - bot_before
 
     def close(self) -> None:
+        for floor in self.floors:
+            floor.close()
         self.child.stdin.close()
         self.child.wait(timeout=10)
         self.bot.close()
@@ -170,21 +167,39 @@ def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = No
     try:
         deciders = paths.deciders()
         seconds: dict[str, list[float]] = {name: [] for name in deciders}
+        floor_seconds: list[list[float]] = [[] for _ in paths.floors]
+        arena_cpu = bot_cpu = 0.0
+        for floor in paths.floors:
+            floor.round_trips(WARM_UP)
+        floor_cpu_before = [floor.cpu() for floor in paths.floors]
         order = list(deciders)
-        for index, (observation, legal) in enumerate(decisions):
-            order = order[1:] + order[:1]   # rotate, so no path always follows another
-            for name in order:
-                started = time.monotonic()
-                move = deciders[name](observation, legal)
-                elapsed = time.monotonic() - started
-                if move not in legal:
-                    raise RuntimeError(f"{name} answered {move!r}, not a legal move")
-                if index >= WARM_UP:
-                    seconds[name].append(elapsed)
-        arena_cpu, bot_cpu = paths.arena_cpu(decisions[WARM_UP:])
-        return [figure(name, values, *((arena_cpu, bot_cpu) if name == paths.arena_name
-                                       else ()))
-                for name, values in seconds.items()] + floors(count)
+        for start in range(0, len(decisions), TURN):
+            turn = decisions[start:start + TURN]
+            for index, (observation, legal) in enumerate(turn, start):
+                order = order[1:] + order[:1]   # rotate, so no path always follows another
+                for name in order:
+                    started = time.monotonic()
+                    move = deciders[name](observation, legal)
+                    elapsed = time.monotonic() - started
+                    if move not in legal:
+                        raise RuntimeError(f"{name} answered {move!r}, not a legal move")
+                    if index >= WARM_UP:
+                        seconds[name].append(elapsed)
+            timed = turn[max(0, WARM_UP - start):]
+            if timed:
+                arena, bot = paths.arena_cpu(timed)
+                arena_cpu, bot_cpu = arena_cpu + arena, bot_cpu + bot
+                for floor, times in zip(paths.floors, floor_seconds):
+                    times += floor.round_trips(len(timed))
+        figures = [figure(name, values, *((arena_cpu / count, bot_cpu / count)
+                                          if name == paths.arena_name else ()))
+                   for name, values in seconds.items()]
+        for floor, times, (server_before, client_before) in zip(
+                paths.floors, floor_seconds, floor_cpu_before):
+            server, client = floor.cpu()
+            figures.append(figure(floor_name(floor.mode), times,
+                                  (server - server_before) / count,
+                                  (client - client_before) / count))
+        return figures
     finally:
         paths.close()
-
