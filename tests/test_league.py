@@ -413,9 +413,9 @@ def test_bench_league_compares_the_best_runs_with_the_targets():
     assert [(row[0], float(row[4])) for row in rows] == [("1", 10.0), ("1", 12.0),
                                                          ("2", 18.5), ("2", 21.8)]
     assert "best runs: 12.0 matches/s with 1 worker, 21.8 with 2 (target >= 10: met)" in text
-    assert "1.82x best to best" in text and "(target >= 1.7x: met)" in text
+    assert "1.82x best to best" in text and "(target >= 1.8x: met)" in text
     slow = render(([[Figure(1, 240, 24.0, 1.0, 0)], [Figure(2, 240, 20.0, 1.0, 0)]], "x"))
-    assert "(target >= 10: met)" in slow and "(target >= 1.7x: NOT met)" in slow
+    assert "(target >= 10: met)" in slow and "(target >= 1.8x: NOT met)" in slow
     refused = arena("bench", "league", "--repeats", 0, check=False)
     assert refused.returncode == 2 and "--repeats must be at least 1" in refused.stderr
 

@@ -145,11 +145,57 @@ def test_a_bot_started_by_hand_says_the_arena_starts_bots():
 
 
 @needs_sandbox
-def test_bench_protocol_prints_the_three_paths_and_the_ratio():
+def test_bench_protocol_prints_the_paths_the_floors_and_the_ratio():
     result = CliRunner().invoke(main, ["bench", "protocol", "--decisions", "100", "--json"])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     paths = [row["path"].split(" ")[0] for row in figures["results"]]
-    assert paths == ["in-process", "arena", "pipe-json", "pipe-ping"]
+    assert paths == ["in-process", "arena", "pipe-json", "pipe-ping",
+                     "grpc-sync", "grpc-aio", "grpc-aio-no-ee"]
     assert all(row["decisions"] == 100 and row["median_us"] > 0 for row in figures["results"])
-    assert figures["arena_over_pipe_json"] > 0
+    measured = {row["path"].split(" ")[0]: row for row in figures["results"]}
+    for path in ("arena", "grpc-sync", "grpc-aio", "grpc-aio-no-ee"):   # CPU on both sides
+        assert measured[path]["arena_cpu_us"] > 0 and measured[path]["bot_cpu_us"] > 0
+    assert figures["fastest_floor"].startswith("grpc-")
+    assert figures["arena_over_floor"] > 0 and figures["arena_over_pipe_json"] > 0
+
+
+FORKING_BOT = '''
+import os
+import time
+from arena.sdk import Bot
+
+
+class Forking(Bot):
+    """Forks a worker at its first act (as multiprocessing's fork start does), which lives
+    on beside it; answers every act itself."""
+    name = "forking"
+    worker = None
+
+    def act(self, observation, legal_moves):
+        if self.worker is None:
+            self.worker = os.fork()
+            if self.worker == 0:   # the worker never touches the connection it shares
+                time.sleep(60)
+                os._exit(0)
+        return legal_moves[0]
+
+
+Forking().run()
+'''
+
+
+@needs_sandbox
+def test_a_bot_whose_act_forks_keeps_its_stream_and_plays_on(tmp_path):
+    folder = tmp_path / "forking"
+    folder.mkdir()
+    (folder / "bot.py").write_text(FORKING_BOT)
+    (folder / "bot.toml").write_text('name = "forking"\ncommand = ["python3", "bot.py"]\n'
+                                     'games = ["mandala"]\n')
+    with BotHost(log_dir=tmp_path / "logs") as host, \
+            host.seat(BotSpec.load(folder)) as forking:
+        roomy = TimeControl(move_time=5.0, startup=20.0)
+        record = play_match("mandala", 2, {}, 1,
+                            [forking, StrategySeat("random", "mandala")], roomy)
+    assert record["result"]["end"] == "normal", record["result"]
+    assert [seat for seat, _ in record["moves"]].count(0) > 5

@@ -3,12 +3,17 @@
 - in-process: the built-in strategy called directly (what `arena play --bot random` does);
 - arena: through the BotHost to the `random` sample bot, sandboxed, over gRPC on the Unix
   socket: observation to message, stream, SDK, message to dict, policy, reply, checks;
-- pipe: the floor, a raw round trip between two Python processes over a pair of pipes,
-  the same decision carried as one JSON line (`pipe-json`) and as a one-byte ping
-  (`pipe-ping`, the bare cost of waking another process and being woken back).
+- pipe: a raw round trip between two Python processes over a pair of pipes, the same
+  decision carried as one JSON line (`pipe-json`) and as a one-byte ping (`pipe-ping`, the
+  bare cost of waking another process and being woken back);
+- gRPC floors: a bare gRPC stream between two processes on a Unix socket, a 600-byte ask
+  and a 20-byte answer, three ways (arena.bench.grpc_floor): the least the arena's protocol
+  can cost, and the target is measured against the fastest of them.
 
 Each decision is timed with a monotonic clock around the call, as the match runner times a
-bot. The corpus is the decisions of random in-process matches from a fixed seed.
+bot. The corpus is the decisions of random in-process matches from a fixed seed. CPU per
+decision is counted on both sides: for the arena, in a pass of arena decisions alone, the
+arena process's CPU (all its threads) and the bot's (its cgroup); for a floor, each end's.
 """
 from __future__ import annotations
 
@@ -22,14 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from arena.bench import grpc_floor
 from arena.clock import SeatClock, TimeControl
 from arena.match import MatchInfo, StrategySeat
 from engine import registry
 from engine.core import CHANCE
 from sample_bots import sample_bot
 
-TARGET_RATIO = 6.0   # arena median at most this many times the pipe median
+TARGET_RATIO = 1.5   # arena median at most this many times the fastest gRPC floor's
 WARM_UP = 50         # decisions played before timing starts, on every path
+TURN = 100           # decisions each path plays in a turn before the next path's turn
 
 # The pipe's other end: answers each JSON decision line with a random legal move.
 _PIPE_CHILD = """
@@ -52,10 +59,16 @@ class Figure:
     decisions: int
     median_us: float
     p99_us: float
+    arena_cpu_us: float | None = None
+    """CPU per decision of the asking side (the arena process; a floor's server)."""
+    bot_cpu_us: float | None = None
+    """CPU per decision of the answering side (the bot's processes; a floor's client)."""
 
     def to_json(self) -> dict:
+        cpu = lambda value: None if value is None else round(value, 1)   # noqa: E731
         return {"path": self.path, "decisions": self.decisions,
-                "median_us": round(self.median_us, 1), "p99_us": round(self.p99_us, 1)}
+                "median_us": round(self.median_us, 1), "p99_us": round(self.p99_us, 1),
+                "arena_cpu_us": cpu(self.arena_cpu_us), "bot_cpu_us": cpu(self.bot_cpu_us)}
 
 
 def corpus(game_id: str, count: int, seed: int = 1) -> list[tuple[dict, list[str]]]:
@@ -77,15 +90,24 @@ def corpus(game_id: str, count: int, seed: int = 1) -> list[tuple[dict, list[str
     return decisions
 
 
-def figure(path: str, seconds: list[float]) -> Figure:
+def figure(path: str, seconds: list[float], arena_cpu: float | None = None,
+           bot_cpu: float | None = None) -> Figure:
+    """The figure of `seconds` (one per decision) and CPU seconds per decision."""
     ordered = sorted(seconds)
     p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
-    return Figure(path, len(ordered), statistics.median(ordered) * 1e6, p99 * 1e6)
+    micros = lambda value: None if value is None else value * 1e6   # noqa: E731
+    return Figure(path, len(ordered), statistics.median(ordered) * 1e6, p99 * 1e6,
+                  micros(arena_cpu), micros(bot_cpu))
+
+
+def floor_name(mode: str) -> str:
+    return f"grpc-{mode} (floor)"
 
 
 class _Paths:
-    """Every path, set up at once and timed in turns on each decision, so that whatever else
-    the machine is doing weighs on all of them alike."""
+    """Every path, set up at once and timed in turns, so that whatever else the machine is
+    doing weighs on all of them alike: the in-process, arena and pipe paths take turns on each
+    decision; the arena alone (for its CPU) and each gRPC floor, on each `TURN` of them."""
 
     def __init__(self, game_id: str, *, unsafe: bool, bot: Path | None):
         from arena.bots import BotHost, BotSpec   # gRPC only when this benchmark runs
@@ -101,6 +123,7 @@ class _Paths:
         self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.arena_name = "arena (gRPC, no sandbox)" if unsafe else "arena (gRPC, sandboxed bot)"
+        self.floors = [grpc_floor.FloorPair(mode) for mode in grpc_floor.MODES]
 
     def deciders(self) -> dict[str, Callable[[dict, list[str]], str]]:
         send, receive = self.child.stdin, self.child.stdout
@@ -118,9 +141,19 @@ class _Paths:
 
         return {"in-process": lambda o, l: self.strategy.act(o, l, self.clock),
                 self.arena_name: lambda o, l: self.bot.act(o, l, self.clock),
-                "pipe-json (floor)": pipe_json, "pipe-ping": pipe_ping}
+                "pipe-json": pipe_json, "pipe-ping": pipe_ping}
+
+    def arena_cpu(self, decisions: list[tuple[dict, list[str]]]) -> tuple[float, float]:
+        """CPU seconds the arena process and the bot used on `decisions` played through the
+        arena alone (nothing else runs in this process meanwhile)."""
+        bot_before, arena_before = self.bot.cpu_seconds(), time.process_time()
+        for observation, legal in decisions:
+            self.bot.act(observation, legal, self.clock)
+        return time.process_time() - arena_before, self.bot.cpu_seconds() - bot_before
 
     def close(self) -> None:
+        for floor in self.floors:
+            floor.close()
         self.child.stdin.close()
         self.child.wait(timeout=10)
         self.bot.close()
@@ -134,17 +167,39 @@ def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = No
     try:
         deciders = paths.deciders()
         seconds: dict[str, list[float]] = {name: [] for name in deciders}
+        floor_seconds: list[list[float]] = [[] for _ in paths.floors]
+        arena_cpu = bot_cpu = 0.0
+        for floor in paths.floors:
+            floor.round_trips(WARM_UP)
+        floor_cpu_before = [floor.cpu() for floor in paths.floors]
         order = list(deciders)
-        for index, (observation, legal) in enumerate(decisions):
-            order = order[1:] + order[:1]   # rotate, so no path always follows another
-            for name in order:
-                started = time.monotonic()
-                move = deciders[name](observation, legal)
-                elapsed = time.monotonic() - started
-                if move not in legal:
-                    raise RuntimeError(f"{name} answered {move!r}, not a legal move")
-                if index >= WARM_UP:
-                    seconds[name].append(elapsed)
-        return [figure(name, values) for name, values in seconds.items()]
+        for start in range(0, len(decisions), TURN):
+            turn = decisions[start:start + TURN]
+            for index, (observation, legal) in enumerate(turn, start):
+                order = order[1:] + order[:1]   # rotate, so no path always follows another
+                for name in order:
+                    started = time.monotonic()
+                    move = deciders[name](observation, legal)
+                    elapsed = time.monotonic() - started
+                    if move not in legal:
+                        raise RuntimeError(f"{name} answered {move!r}, not a legal move")
+                    if index >= WARM_UP:
+                        seconds[name].append(elapsed)
+            timed = turn[max(0, WARM_UP - start):]
+            if timed:
+                arena, bot = paths.arena_cpu(timed)
+                arena_cpu, bot_cpu = arena_cpu + arena, bot_cpu + bot
+                for floor, times in zip(paths.floors, floor_seconds):
+                    times += floor.round_trips(len(timed))
+        figures = [figure(name, values, *((arena_cpu / count, bot_cpu / count)
+                                          if name == paths.arena_name else ()))
+                   for name, values in seconds.items()]
+        for floor, times, (server_before, client_before) in zip(
+                paths.floors, floor_seconds, floor_cpu_before):
+            server, client = floor.cpu()
+            figures.append(figure(floor_name(floor.mode), times,
+                                  (server - server_before) / count,
+                                  (client - client_before) / count))
+        return figures
     finally:
         paths.close()

@@ -52,7 +52,7 @@ import grpc
 from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
-from arena import hostload, sandbox, wire
+from arena import GRPC_ENVIRONMENT, hostload, sandbox, wire
 from arena.actlogs import LOG_PREFIX_END, act_text, header_line
 from arena.bots.manifest import BotSpec
 from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
@@ -109,7 +109,8 @@ class BotProcess:
 
     def start(self, budget: float) -> None:
         """Starts the process and waits for its handshake and stream, at most `budget` s."""
-        env = {"ARENA_SOCKET": str(self.socket_path), "ARENA_TOKEN": self.token}
+        env = {"ARENA_SOCKET": str(self.socket_path), "ARENA_TOKEN": self.token,
+               **GRPC_ENVIRONMENT}   # the SDK's fastest settings
         try:
             self.server = _serve(self)
         except (OSError, RuntimeError) as error:   # no socket or threads left for it

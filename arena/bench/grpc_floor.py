@@ -1,0 +1,191 @@
+"""The floor of a decision over gRPC: a bare bidirectional stream between two processes on a
+Unix socket, the arena's pattern without the arena (no protobuf, no queues, no sandbox).
+
+The server asks (ASK_BYTES), the client answers (ANSWER_BYTES); the server times each round
+trip as the arena times a move. Three ways, each with both ends alike:
+
+- `sync`: gRPC's synchronous API (a thread pool server, a blocking client);
+- `aio`: `grpc.aio` on both ends;
+- `aio-no-ee`: `grpc.aio` with gRPC's event engine off (`arena.GRPC_ENVIRONMENT` in both
+  processes' environment, as the arena and its bots run).
+
+`FloorPair(mode)` starts the two processes; `round_trips(n)` has the server make `n` more
+round trips and returns their times, so a benchmark can interleave a floor with other paths
+in small turns (whatever else the machine does then weighs on all alike); `cpu()` gives the
+CPU each process has used so far (/proc/PID/stat). Run as `python -m arena.bench.grpc_floor
+serve|connect MODE SOCKET` for the two ends (what `FloorPair` starts): the server reads a
+count a line on stdin and answers each with one JSON line of round-trip seconds; an empty
+line or the end of stdin ends the stream.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from arena import GRPC_ENVIRONMENT
+
+MODES = ("sync", "aio", "aio-no-ee")
+ASK_BYTES = 600      # about an act request of mandala
+ANSWER_BYTES = 20    # about a move reply
+METHOD = "/floor.Floor/Play"
+TIMEOUT = 120.0      # seconds a pair may take before it is a failure
+
+
+def environment(mode: str) -> dict[str, str]:
+    """The environment both ends of `mode` run with: gRPC's defaults but for `aio-no-ee`
+    (an empty value, not none, as importing `arena` sets one where there is none)."""
+    env = {**os.environ, **GRPC_ENVIRONMENT}
+    if mode != "aio-no-ee":
+        env["GRPC_EXPERIMENTS"] = ""
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
+                                                      os.environ.get("PYTHONPATH")]))
+    return env
+
+
+class FloorPair:
+    """A server and a client process of `mode`, connected, waiting for `round_trips`."""
+
+    def __init__(self, mode: str):
+        if mode not in MODES:
+            raise ValueError(f"unknown floor mode {mode!r}: one of {', '.join(MODES)}")
+        self.mode = mode
+        self._folder = tempfile.TemporaryDirectory(prefix="arena-floor-")
+        socket = str(Path(self._folder.name) / "floor.sock")
+        command = [sys.executable, "-m", "arena.bench.grpc_floor"]
+        env = environment(mode)
+        self.server = subprocess.Popen(command + ["serve", mode, socket], env=env, text=True,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.client = subprocess.Popen(command + ["connect", mode, socket], env=env)
+
+    def round_trips(self, count: int) -> list[float]:
+        """Seconds of each of `count` more round trips, timed by the server."""
+        self.server.stdin.write(f"{count}\n")
+        self.server.stdin.flush()
+        line = self.server.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {self.mode} floor's server ended (status "
+                               f"{self.server.wait(TIMEOUT)})")
+        return json.loads(line)
+
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds the server and the client have used so far, all their threads."""
+        return _cpu_seconds(self.server.pid), _cpu_seconds(self.client.pid)
+
+    def close(self) -> None:
+        try:
+            self.server.stdin.close()   # the server ends the stream, the client then ends
+            for process in (self.server, self.client):
+                process.wait(TIMEOUT)
+        finally:
+            for process in (self.server, self.client):
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+            self._folder.cleanup()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (fields 14 and 15 of /proc/PID/stat), in seconds."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- the two ends -------------------------------------------------------------------------------
+def _serve(mode: str, socket: str) -> None:
+    import grpc
+    ask = b"a" * ASK_BYTES
+    handlers = {}
+    done = threading.Event()
+
+    def counts():
+        """The counts asked for on stdin, until an empty line or its end."""
+        while (line := sys.stdin.readline().strip()):
+            yield int(line)
+
+    def report(seconds: list[float]) -> None:
+        print(json.dumps(seconds), flush=True)
+
+    if mode == "sync":
+        from concurrent import futures
+
+        def play(answers, context):
+            for count in counts():
+                seconds = []
+                for _ in range(count):
+                    started = time.monotonic()
+                    yield ask
+                    next(answers)
+                    seconds.append(time.monotonic() - started)
+                report(seconds)
+            done.set()
+
+        handlers["Play"] = grpc.stream_stream_rpc_method_handler(play)
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            "floor.Floor", handlers),))
+        server.add_insecure_port(f"unix:{socket}")
+        server.start()
+        done.wait()
+        server.stop(grace=1.0).wait()
+        return
+    import asyncio
+
+    async def play(answers, context):
+        loop = asyncio.get_running_loop()
+        pending = counts()
+        while (count := await loop.run_in_executor(None, next, pending, None)) is not None:
+            seconds = []
+            for _ in range(count):
+                started = time.monotonic()
+                await context.write(ask)
+                await context.read()
+                seconds.append(time.monotonic() - started)
+            report(seconds)
+        done.set()
+
+    async def main() -> None:
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            "floor.Floor", {"Play": grpc.stream_stream_rpc_method_handler(play)}),))
+        server.add_insecure_port(f"unix:{socket}")
+        await server.start()
+        while not done.is_set():
+            await asyncio.sleep(0.05)
+        await server.stop(grace=1.0)
+
+    asyncio.run(main())
+
+
+def _connect(mode: str, socket: str) -> None:
+    import grpc
+    answer = b"m" * ANSWER_BYTES
+    if mode == "sync":
+        import queue
+        answers: queue.SimpleQueue = queue.SimpleQueue()
+        with grpc.insecure_channel(f"unix:{socket}") as channel:
+            play = channel.stream_stream(METHOD)
+            for _ in play(iter(answers.get, None), wait_for_ready=True):
+                answers.put(answer)
+            answers.put(None)
+        return
+    import asyncio
+
+    async def main() -> None:
+        async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
+            call = channel.stream_stream(METHOD)(wait_for_ready=True)
+            while (await call.read()) is not grpc.aio.EOF:
+                await call.write(answer)
+
+    asyncio.run(main())
+
+
+if __name__ == "__main__":
+    role, mode, socket = sys.argv[1:]
+    (_serve if role == "serve" else _connect)(mode, socket)
