@@ -114,7 +114,8 @@ def debug_position(record: Mapping[str, Any], ply: int, folder: str | Path, *,
         error = error.replace(f" (its stderr: {log_dir}/{spec.name}-{spec.version}.log)", "")
     return DebugResult(ply=ply, seat=seat, game=read.game.id,
                        bot=f"{spec.name} ({spec.version})", recorded_bot=read.players[seat],
-                       observation=received, legal_moves=legal_moves, time_control=control, clock=clock,
+                       observation=received, legal_moves=legal_moves, time_control=control,
+                       clock=clock,
                        move=move, error=error, seconds=seconds, log_lines=lines,
                        recorded=recorded_at(read, ply))
 

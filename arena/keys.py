@@ -119,8 +119,9 @@ def installation_key() -> LeagueKey:
     except FileNotFoundError:
         pass
     except (OSError, ValueError) as error:
-        raise KeyFileError(f"cannot read the installation key {path} ({error}): fix or "
-                           "remove the file (a new key gives new deals for the same seeds)") from None
+        raise KeyFileError(
+            f"cannot read the installation key {path} ({error}): fix or remove the file "
+            "(a new key gives new deals for the same seeds)") from None
     key = LeagueKey.new()
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

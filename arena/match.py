@@ -5,8 +5,8 @@ that seat its observation, the legal moves and its clock, times the answer itsel
 applies it. Chance moves are drawn from a generator derived from the match seed and recorded
 like any move, so the record replays without a generator.
 
-A seat that cannot give a legal move in time forfeits (see `engine.records.forfeit_result`); the record
-then keeps the moves up to the forfeit and `result.end = "forfeit"`.
+A seat that cannot give a legal move in time forfeits (see `engine.records.forfeit_result`);
+the record then keeps the moves up to the forfeit and `result.end = "forfeit"`.
 """
 from __future__ import annotations
 

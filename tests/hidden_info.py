@@ -52,7 +52,7 @@ def _mandala_hidden_from(seat: int, setup: dict, moves: list[tuple[int, str, int
     # The opponent's cards, in the order received: the dealt hand, then each draw.
     received = [("hands", other, k) for k in range(6)]
     top = 0
-    for mover, move, drawn, to_hand in moves:
+    for mover, _move, drawn, to_hand in moves:
         if mover == other and to_hand:
             received += [("deck", top + k) for k in range(drawn)]
         top += drawn
@@ -92,7 +92,8 @@ def flowers_variant(states, moves, observer: int, rng: random.Random):
     return other, list(moves)
 
 
-def _flowers_hidden_positions(setup: dict, drawn: list[int], state, seat: int) -> list[tuple[int, int]]:
+def _flowers_hidden_positions(setup: dict, drawn: list[int], state,
+                              seat: int) -> list[tuple[int, int]]:
     """(pile, index) of every setup card that `seat` has not seen at this point.
 
     A pile's cards below its top are secret (pile 2: all of it); the card in hand is secret

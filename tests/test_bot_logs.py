@@ -185,7 +185,8 @@ def test_the_drain_writes_arena_lines_sent_through_the_pipe_in_order_and_no_forg
     drain = threading.Thread(target=logdrain.drain,
                              args=(read_end, log, 1 << 20, b"1.1| ", nonce))
     drain.start()
-    act = lambda ply: b"== arena: match m ply %d; process 1.1 ==" % ply
+    def act(ply):
+        return b"== arena: match m ply %d; process 1.1 ==" % ply
     for chunk in (nonce + logdrain.BEFORE_OUTPUT + act(0) + b"\n", b"thinking about 0\n",
                   b"unfinished ", nonce + logdrain.BEFORE_OUTPUT + act(1) + b"\n",
                   nonce + logdrain.BEFORE_OUTPUT + act(2) + b"\n",    # a silent act

@@ -5,7 +5,6 @@ Real sample bots in the real bubblewrap sandbox over real gRPC.
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest

@@ -296,7 +296,7 @@ def test_a_rules_pages_worked_example_plays_on_the_engine_as_written(game_id):
     block = page.split("## Worked example", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     state = WORKED_EXAMPLES[game_id]()
     lines = [_EXAMPLE_LINE.match(line) for line in block.splitlines()]
-    assert lines and all(lines), f"every worked-example line reads 'seat N: move  # why'"
+    assert lines and all(lines), "every worked-example line reads 'seat N: move  # why'"
     for line in lines:
         seat, move, why = int(line[1]), line[2], line[3] or ""
         if why.startswith("(illegal)"):   # not this seat's decision, or not a legal move

@@ -170,7 +170,7 @@ def test_the_repeat_check_sees_a_process_that_met_one_deal_in_two_seatings(tmp_p
                            bot_seeds=(5 + seating, 7 + seating))
                 other.close()
     found = collections.defaultdict(list)
-    for _, process, kind, _seed, seat in (line.split() for line in log_lines(logs, "memory:")
+    for _, process, _kind, _seed, seat in (line.split() for line in log_lines(logs, "memory:")
                                           if " new " in line):
         found[process].append((99, int(seat)))
     assert repeats(found) == [(next(iter(found)), 99)]
@@ -231,9 +231,9 @@ def test_a_bot_spinning_in_setsid_children_takes_no_cpu_from_its_opponent(tmp_pa
     # The thief's 30 children spin in sessions of their own, yet while the fixed-work bot
     # thinks they get next to no CPU: the thief's cgroup counts a few milliseconds at most
     # during any of its moves (the moments before the freezer, which does not wait, has
-    # stopped every child: 0.2-6 ms seen), and it never forfeits (victim_moves would raise). The move-time
-    # ratio this gives (target <= 1.2x) is a speed figure, so it is `arena bench fairness`
-    # that measures it, not a timed test.
+    # stopped every child: 0.2-6 ms seen), and it never forfeits (victim_moves would raise).
+    # The move-time ratio this gives (target <= 1.2x) is a speed figure, so it is
+    # `arena bench fairness` that measures it, not a timed test.
     theft = fairness.cpu_theft(tmp_path, matches=4)
     assert theft.stolen_ms < 10, theft
     assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 4

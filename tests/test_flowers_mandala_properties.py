@@ -85,7 +85,7 @@ def test_cards_and_tiles_are_conserved_at_every_ply(players, draw_rule):
         assert tiles == Counter(f"{colour}:{value}" for colour in COLOURS
                                 for value in "1 1 2 2 3 x3".split())
 
-        def conserved(state):
+        def conserved(state, cards=cards, tiles=tiles):   # called in this iteration
             assert card_counts(state) == cards
             assert tile_counts(state) == tiles
 
@@ -141,7 +141,7 @@ def test_every_listed_move_applies_and_near_misses_are_refused():
     checked = Counter()
     for players in PLAYER_COUNTS:
         for seed in range(scaled(12)):
-            def check(state):
+            def check(state, seed=seed):   # called in this iteration
                 if state.is_over():
                     with pytest.raises(IllegalMoveError):
                         state.apply("pass")
@@ -182,7 +182,7 @@ def test_games_end_and_their_records_replay(players):
         seed += 50_000
         state, moves = random_game(players, seed,
                                    {"draw_rule": "two"} if seed % 2 else None,
-                                   visit=lambda state: seats.append(state.to_move()))
+                                   visit=lambda state, seats=seats: seats.append(state.to_move()))
         longest = max(longest, len(moves))
         assert state.to_move() is None and state.legal_moves() == []
         assert len(state.scores()) == players

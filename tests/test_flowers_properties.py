@@ -75,7 +75,7 @@ def test_cards_are_conserved_games_end_and_records_replay(players):
 @pytest.mark.parametrize("players", [1, 2, 3, 4])
 def test_legal_moves_are_sorted_unique_and_every_one_applies(players):
     for seed in range(scaled(25)):
-        for state, move in random_game(players, 1000 + seed):
+        for state, _move in random_game(players, 1000 + seed):
             moves = state.legal_moves()
             assert moves == sorted(set(moves))
             for other in moves:
@@ -103,7 +103,7 @@ def near_misses(state, rng: random.Random) -> list[str]:
 def test_moves_not_listed_are_refused_and_change_nothing(players):
     rng = random.Random(players)
     for seed in range(scaled(60)):
-        for state, move in random_game(players, 2000 + seed):
+        for state, _move in random_game(players, 2000 + seed):
             if rng.random() > 0.2:
                 continue
             before = [state.observation(seat) for seat in range(players)]

@@ -174,7 +174,7 @@ def test_every_string_not_listed_is_refused_without_effect():
     # (That every listed move applies is checked over 1000 games above.)
     for seed in range(scaled(80)):
         rng = random.Random(seed)
-        for state, move in random_game(seed):
+        for state, _move in random_game(seed):
             legal = state.legal_moves()
             before = (state.to_move(), legal, state.observation(0), state.observation(1))
             unlisted = [m for m in EVERY_MOVE if m not in legal]

@@ -117,7 +117,7 @@ def test_bots_left_when_the_reaper_dies_too_are_ended_by_the_next_command(tmp_pa
     swept = [line for line in doctor.stderr.splitlines() if "left by arena process" in line]
     assert len(swept) == 1, doctor.stderr
     assert str(arena.pid) in swept[0] and "which are gone" in swept[0]
-    assert f"leftover bots: ended" in doctor.stdout and str(arena.pid) in doctor.stdout
+    assert "leftover bots: ended" in doctor.stdout and str(arena.pid) in doctor.stdout
 
 
 def test_a_match_that_ends_normally_leaves_no_bot_and_its_reaper_ends(tmp_path):

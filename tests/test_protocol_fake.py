@@ -100,7 +100,7 @@ class Collect(logging.Handler):
 
 
 def test_wire_traffic_is_logged_at_debug():
-    logger, collect = logging.getLogger("arena.bots.host"), Collect()
+    logger, collect = logging.getLogger("arena.bots.process"), Collect()
     level = logger.level
     logger.addHandler(collect)
     logger.setLevel(logging.DEBUG)

@@ -1,4 +1,5 @@
-"""Maximum-likelihood Elo, its intervals, LOS, the anchor and running Elo (arena/stats/ratings.py)."""
+"""Maximum-likelihood Elo, its intervals, LOS, the anchor and running Elo
+(arena/stats/ratings.py)."""
 from __future__ import annotations
 
 import dataclasses

@@ -90,12 +90,14 @@ def test_the_page_steps_through_the_plies_in_chromium(played, tmp_path):
     page.write_text(render_replay_html(record))
     with chromium() as browser:
         browser.get(page.as_uri())
-        text = lambda element_id: browser.find_element("id", element_id).text
+        def text(element_id):
+            return browser.find_element("id", element_id).text
         assert text("ply-link") == "ply 0" and text("counter") == f"of {plies}"
         first = record["moves"][0]
         assert text("what").startswith(f"ply 0: seat {first[0]} (random (builtin)) played "
                                        f"{first[1]}")
-        table = lambda: browser.find_element("id", "table").get_attribute("innerHTML")
+        def table():
+            return browser.find_element("id", "table").get_attribute("innerHTML")
         start_table = table()
         body = browser.find_element("tag name", "body")
         body.send_keys("\ue014")   # ArrowRight

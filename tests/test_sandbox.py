@@ -20,7 +20,7 @@ import pytest
 
 from arena import sandbox
 from arena.bench.sandbox import BUSY_BOT
-from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable, cgroups
+from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable, cgroups, logdrain
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
@@ -391,7 +391,7 @@ def test_two_processes_flooding_one_log_keep_it_near_its_cap(bot_dir):
         for bot in bots:
             bot.kill()
     log = (bot_dir.parent / "bot.log").read_bytes()
-    assert cap <= len(log) <= cap + sandbox._LOG_CHUNK + 200
+    assert cap <= len(log) <= cap + logdrain.LOG_CHUNK + 200
     assert log.count(b"log truncated") <= 1
 
 

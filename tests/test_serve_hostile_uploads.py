@@ -9,7 +9,6 @@ makes each 16 MiB block's deflate bytes the same), so each upload is about 1.5 M
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import struct
 import tarfile

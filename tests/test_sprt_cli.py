@@ -91,7 +91,8 @@ def test_three_players_rotate_new_and_old_through_every_seat_beside_the_field(tm
 def test_bad_settings_get_one_line_and_exit_2(tmp_path, args, message):
     done = arena(tmp_path, "sprt", GREEDY, RANDOM, "--game", "flowers-mandala", *args)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [f"arena: error: {done.stderr.split(': ', 2)[2].strip()}"]
+    said = done.stderr.split(": ", 2)[2].strip()
+    assert done.stderr.strip().splitlines() == [f"arena: error: {said}"]
     assert message in done.stderr
     assert not (tmp_path / "results").exists()
 

@@ -114,7 +114,8 @@ def test_a_file_that_is_not_a_database_is_refused_and_left_alone(tmp_path):
     (tmp_path / DB_NAME).write_bytes(b"my notes, not a database\n" * 100)
     before = file_digest(tmp_path / DB_NAME)
     for attempt in (lambda: Store.open(tmp_path), lambda: read_outcomes(tmp_path),
-                    lambda: Store.create(tmp_path, name="x", config={}, planned=1, bots=[], key=KEY)):
+                    lambda: Store.create(tmp_path, name="x", config={}, planned=1, bots=[],
+                                         key=KEY)):
         with pytest.raises(StoreError, match="not an arena league database"):
             attempt()
     assert file_digest(tmp_path / DB_NAME) == before

@@ -1,10 +1,11 @@
 """League throughput: matches per second of a 4-bot mandala league, 1 worker against 2.
 
 The bots are the sample bots, sandboxed, two copies each of `random` and `greedy` under
-other names (the league needs distinct names). Each run is a whole fresh league (worker start-up, bot start-up, every
-database commit), timed from the first worker's start to the last commit; the same league
-seed on all, so all play the same matches. The runs alternate, 1 worker then 2, three
-times: the best of each is compared (other work on the machine only ever slows a run).
+other names (the league needs distinct names). Each run is a whole fresh league (worker
+start-up, bot start-up, every database commit), timed from the first worker's start to the
+last commit; the same league seed on all, so all play the same matches. The runs alternate,
+1 worker then 2, three times: the best of each is compared (other work on the machine only
+ever slows a run).
 """
 from __future__ import annotations
 

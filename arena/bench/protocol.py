@@ -139,8 +139,8 @@ class _Paths:
             receive.readline()
             return legal[0]
 
-        return {"in-process": lambda o, l: self.strategy.act(o, l, self.clock),
-                self.arena_name: lambda o, l: self.bot.act(o, l, self.clock),
+        return {"in-process": lambda seen, legal: self.strategy.act(seen, legal, self.clock),
+                self.arena_name: lambda seen, legal: self.bot.act(seen, legal, self.clock),
                 "pipe-json": pipe_json, "pipe-ping": pipe_ping}
 
     def arena_cpu(self, decisions: list[tuple[dict, list[str]]]) -> tuple[float, float]:

@@ -46,7 +46,8 @@ def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_san
                         maxcolwidths=[None, None, 90]))
     if not report.passed:
         click.echo(f"\nbot log (stderr):\n{report.log_excerpt}")
-        if keep is None and report.log_excerpt:   # the log files named above went with the check's temporary folder
+        # The log files named above went with the check's temporary folder.
+        if keep is None and report.log_excerpt:
             click.echo("\n(the logs were temporary: --keep DIR keeps them and every check "
                        "match's record)")
     if keep is not None:

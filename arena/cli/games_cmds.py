@@ -56,8 +56,8 @@ def verify_command(ctx: click.Context, record_files: tuple[str, ...]) -> None:
     export` writes); "-" reads standard input. A line is {"ok": true, "scores": [...],
     "ranks": [...], ...} or {"ok": false, "ply": K, "error": "..."} with K the first failing
     move (null: the record cannot be read); each line also names its "source" (the file) and
-    "match" (the record's league match id, null when it has none). Exit status: 0 all verify, 1 a move or result
-    fails, 2 a record cannot be read (the highest over all records).
+    "match" (the record's league match id, null when it has none). Exit status: 0 all verify,
+    1 a move or result fails, 2 a record cannot be read (the highest over all records).
     """
     status = records.VERIFIED
     for path in record_files:

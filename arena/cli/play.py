@@ -12,6 +12,7 @@ from arena.bots.manifest import BuiltinBot, resolution_help, resolve_bot
 from arena.clock import TimeControl
 from arena.cli import main
 from arena.cli.options import STDOUT, timing_options
+from arena.cli.records import load_record
 from arena.errors import ArenaError
 from arena.keys import installation_key, random_seed
 from arena.match import Ended, Forfeited, Moved, Seat, StrategySeat, play_match
@@ -151,8 +152,6 @@ def replay_command(game, seed, bots, move_time, tc, startup_time, option_pairs, 
 def recorded_deal(source: str, match_id: str | None, game: str, players: int,
                   option_pairs) -> records.Record:
     """The record whose deal `--setup-from` plays again, checked against the new match."""
-    from arena.cli.replay import load_record   # replay imports this module
-
     if option_pairs:
         raise ArenaError("--option cannot be given with --setup-from: the recorded deal was "
                          "dealt under the record's options, which the match keeps")

@@ -133,7 +133,7 @@ def balanced_sample(bots: Sequence[str], size: int, count: int,
                 free = [bot for bot in bots if bot not in group]
                 least = min(seated[bot] for bot in free)
 
-                def crowding(bot: str) -> int:
+                def crowding(bot: str, group: list[str] = group) -> int:
                     return sum(met.get(frozenset((bot, other)), 0) for other in group)
 
                 tier = [bot for bot in free if seated[bot] == least]

@@ -438,7 +438,8 @@ class LocalTransport(Transport):
         # -P: the current folder stays off sys.path (a folder named `arena` there would be
         # imported instead); the worker imports the arena this process imported.
         process = subprocess.Popen(
-            [sys.executable, "-P", "-c", "from arena.league.workers import worker_main; worker_main()"],
+            [sys.executable, "-P", "-c",
+             "from arena.league.workers import worker_main; worker_main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid()),
                  "PYTHONPATH": os.pathsep.join(filter(None, (

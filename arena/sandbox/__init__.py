@@ -16,7 +16,6 @@ repository's root says what a bot can and cannot do, and how each protection is 
 from arena.sandbox.doctor import available, protections, require
 from arena.sandbox.errors import SandboxError, SandboxUnavailable
 from arena.sandbox.limits import GiB, MiB, Limits
-from arena.sandbox.logdrain import LOG_CHUNK as _LOG_CHUNK
 from arena.sandbox.logdrain import log_lines, log_text
 from arena.sandbox.mounts import BOT_DIR, LIB_DIR
 from arena.sandbox.process import BOT_GID, SandboxedProcess, spawn

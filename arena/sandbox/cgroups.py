@@ -87,7 +87,8 @@ def _own_folders() -> tuple[dict[str, tuple[int, Path]], dict[str, str]]:
             else:
                 own[controller] = (1, folder)
         elif v2_own is not None:
-            if controller in V2_BUILTIN or controller in _read_words(v2_own / "cgroup.subtree_control"):
+            enabled = _read_words(v2_own / "cgroup.subtree_control")
+            if controller in V2_BUILTIN or controller in enabled:
                 own[controller] = (2, v2_own)
             else:
                 missing[controller] = (

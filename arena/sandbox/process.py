@@ -266,7 +266,8 @@ class SandboxedProcess:
             os.close(self._line_end)
             os.close(arena_end)
             os.close(status_end)
-            raise SandboxError(f"cannot start bot command {command[0]!r}: {error.strerror}")
+            raise SandboxError(
+                f"cannot start bot command {command[0]!r}: {error.strerror}") from None
         finally:
             os.close(write_end)
             for fd in pass_fds:

@@ -3,11 +3,11 @@
 In turns over the ladders, it asks the scheduler for a few tables, plays each table in every
 seating, each seating on a new deal (its seed derived from the service's secret key, the
 table's number and the seating, so no two matches ever share one: no version plays a deal
-twice, and no process of a bot can tell another what it saw of a deal), hands those matches to the executor (local
-worker processes or Ray actors, exactly as a league does: bots run only there, sandboxed),
-stores each finished match in its own transaction as it comes back, and refits the ladder
-after the batch. A batch is small (a few tables per worker), so a newly admitted version
-joins within seconds.
+twice, and no process of a bot can tell another what it saw of a deal), hands those matches
+to the executor (local worker processes or Ray actors, exactly as a league does: bots run
+only there, sandboxed), stores each finished match in its own transaction as it comes back,
+and refits the ladder after the batch. A batch is small (a few tables per worker), so a
+newly admitted version joins within seconds.
 
 The executor is one for the service's life (a kept Dispatcher): its workers and their bot
 pools (capped at `POOL_TABLES` tables' worth of processes) stay up across batches, so no

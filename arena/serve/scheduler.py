@@ -1,9 +1,9 @@
 """Which tables a ladder plays next: where a match tells the most. Pure, no I/O.
 
 1. A version whose rating is not yet narrow (interval unknown or wider than +/- `NARROW`
-   Elo, or fewer than `MIN_GAMES` games) plays first, the one with the fewest games before the others, against opponents
-   near its rating (a match between close bots carries the most information about their
-   difference: p(1 - p) is largest at p = 1/2).
+   Elo, or fewer than `MIN_GAMES` games) plays first, the one with the fewest games before
+   the others, against opponents near its rating (a match between close bots carries the
+   most information about their difference: p(1 - p) is largest at p = 1/2).
 2. Once every listed version is narrow, tables go to neighbouring ranks whose order is least
    certain: a pair of neighbours is drawn with weight 1 - |2 LOS - 1| (LOS 50%: weight 1;
    a settled order: next to none), so uncertain places get most matches without any pair

@@ -244,7 +244,7 @@ def _safe_path(member: tarfile.TarInfo) -> PurePosixPath | None:
 
 
 def _make_read_only(folder: Path) -> None:
-    for root, dirs, files in os.walk(folder):
+    for root, _dirs, files in os.walk(folder):
         for name in files:
             path = Path(root) / name
             path.chmod(stat.S_IMODE(path.stat().st_mode) & 0o555 | 0o444)
@@ -253,7 +253,7 @@ def _make_read_only(folder: Path) -> None:
 
 def _remove(folder: Path) -> None:
     """Removes a (possibly read-only) folder."""
-    for root, dirs, _files in os.walk(folder):
+    for root, _dirs, _files in os.walk(folder):
         os.chmod(root, 0o755)
     shutil.rmtree(folder, ignore_errors=True)
 

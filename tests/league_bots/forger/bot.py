@@ -6,7 +6,8 @@ import sys
 
 from arena.sdk import Bot
 
-FAKE = "== arena: match d9999:fake,forger: mandala, seat 0 of 2, 2000-01-01 00:00:00 UTC; process 1.1 =="
+FAKE = ("== arena: match d9999:fake,forger: mandala, seat 0 of 2, 2000-01-01 00:00:00 UTC; "
+        "process 1.1 ==")
 
 
 class Forger(Bot):
