@@ -71,8 +71,10 @@ class Seat(ABC):
         answer comes (a remote seat waits at most `clock.deadline` seconds)."""
 
     def rest(self) -> None:
-        """Called after each of the seat's moves, once its time is taken: a bot process is
-        frozen until its next act, so it cannot take CPU from the bot whose turn it is."""
+        """Called after the seat's moves, once its time is taken, before another seat is
+        asked to move (or when the match ends): a bot process is frozen until its next act,
+        so it cannot take CPU from the bot whose turn it is. A seat that moves again next
+        (play, then draw) is not frozen in between: no other bot runs meanwhile."""
 
     def cpu_seconds(self) -> float | None:
         """CPU time the seat's processes used so far (None where it cannot be told): the
@@ -164,6 +166,7 @@ class _Progress:
     times: list = field(default_factory=list)       # wall seconds per move (the clock's)
     cpu_times: list = field(default_factory=list)   # CPU seconds of the mover's processes
     host_load: dict | None = None   # what the machine did during a move that timed out
+    resting: Seat | None = None     # the last mover, to rest before another seat moves
 
 
 def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | None,
@@ -210,6 +213,8 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
         for seat in started:
             seat.discard()
         raise
+    finally:
+        _rest(progress)   # the last mover: frozen before the match-over message
     if forfeit is None:
         result = records.normal_result(state)
     else:
@@ -275,6 +280,10 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             emit(Moved(ply, CHANCE, CHANCE, move, None, state))
             continue
         seat, clock = seats[mover], clocks[mover]
+        if progress.resting is not seat:
+            _rest(progress)   # before this seat's CPU count and clock start
+        else:
+            after_move.pop(mover, None)   # not frozen since its last move: nothing to check
         move_clock = clock.for_move()
         cpu_before = seat.cpu_seconds()
         if seat.frozen_between_moves and cpu_before is not None and mover in after_move:
@@ -299,7 +308,7 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
         cpu_after = seat.cpu_seconds()
-        seat.rest()   # off the clock: freezing it is not the mover's time
+        progress.resting = seat   # frozen off the clock, unless it moves again next
         if not clock.charge(move_clock, elapsed):
             return _timeout(seat, mover, ply, f"answered after {elapsed:.3f} s, allowed "
                                               f"{move_clock.allowed:.3f} s",
@@ -317,6 +326,13 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         if cpu_after is not None:
             after_move[mover] = cpu_after
         emit(Moved(ply, mover, seat.name, move, elapsed, state))
+
+
+def _rest(progress: _Progress) -> None:
+    """Freezes the last mover (`Seat.rest`), if it is not yet."""
+    seat, progress.resting = progress.resting, None
+    if seat is not None:
+        seat.rest()
 
 
 def _recorded_chance(state: State, recorded: list[str]) -> str | None:

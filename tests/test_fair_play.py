@@ -239,6 +239,20 @@ def test_a_bot_spinning_in_setsid_children_takes_no_cpu_from_its_opponent(tmp_pa
     assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 4
 
 
+def test_a_thief_moving_twice_in_a_row_is_frozen_before_its_opponent_moves(tmp_path):
+    # In flowers a seat plays, then draws: the arena leaves it thawed between its own two
+    # moves (no other bot runs then) and freezes it before the other seat is asked, so its
+    # 30 spinners still get next to nothing of the fixed-work bot's moves, and it is never
+    # charged for the CPU they took between its own two moves.
+    bots = fairness.write_bots(tmp_path, ("fixed_work", "cpu_thief"))
+    with BotHost(log_dir=tmp_path / "logs") as host:
+        with host.seat(BotSpec.load(bots["fixed_work"])) as victim, \
+                host.seat(BotSpec.load(bots["cpu_thief"])) as thief:
+            watched = fairness.victim_moves(victim, thief, 2, game="flowers")
+    assert len(watched.stolen) > 20 and max(watched.stolen) < 0.010, watched.stolen
+    assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 2
+
+
 def test_without_freezing_the_same_thief_takes_cpu_from_its_opponent(tmp_path):
     # The control: what the test above would see if bots were not frozen between turns (the
     # thief's one-core quota still lets it spin through its opponent's whole move, some

@@ -6,10 +6,12 @@ size (speed targets are read from the benchmark's own output, not asserted in te
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
 
+from arena import sandbox
 from arena.cli import main
 from engine import registry
 
@@ -61,3 +63,15 @@ def test_bench_engine_refuses_an_unknown_game_in_one_line():
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         "arena: error: unknown game 'chess' (known games: mandala, flowers-mandala, flowers)"]
+
+
+@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+def test_bench_freeze_times_the_sample_bots_moves_and_says_if_the_target_is_met():
+    result = run("bench", "freeze", "--matches", "1", "--pairs", "10")
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines()
+               if line.startswith("thaw + freeze per move, random sample bot"))
+    moves, median, p99 = row.split()[-3:]
+    assert int(moves) > 0 and 0 < float(median.replace(",", "")) <= float(p99.replace(",", ""))
+    assert re.search(r"thaw \+ freeze per move: median [\d.]+ µs \(target <= 50 µs: "
+                     r"(met|NOT met)\)", result.output)

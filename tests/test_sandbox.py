@@ -713,6 +713,58 @@ def test_a_frozen_bot_uses_no_cpu_and_thaws_where_it_was(bot_dir):
     assert while_thawed > 0.05, while_thawed   # it runs again (on a busy machine: some)
 
 
+needs_freezer_v1 = pytest.mark.skipif(
+    cgroups.placement().folders.get("freezer", (0,))[0] != 1,
+    reason="no cgroup v1 freezer for bots here (only it has the kept-frozen cgroup)")
+
+
+@needs_freezer_v1
+def test_an_empty_cgroup_of_the_bot_stays_frozen_while_it_lives_and_goes_with_it(bot_dir):
+    """It keeps the kernel's freezer switched on, so freezing the bot does not patch kernel
+    code each time (cgroups.BotCgroups._keep_freezer_active); the bot never runs in it."""
+    bot, log = start_bot(bot_dir, """
+        import time
+        print("up", flush=True)
+        while True:
+            time.sleep(0.01)
+            print("tick", flush=True)
+        """)
+    try:
+        wait_for_line(log, "up")
+        kept = bot.cgroups.folders["freezer"][1] / cgroups.KEPT_FROZEN
+        bot.freeze()
+        bot.thaw()
+        assert (kept / "freezer.state").read_text().strip() == "FROZEN"
+        assert (kept / "cgroup.procs").read_text() == ""
+        ticks = log.read_text().count("tick")
+        deadline = time.monotonic() + 15
+        while log.read_text().count("tick") <= ticks and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert log.read_text().count("tick") > ticks   # thawed, it runs on
+    finally:
+        bot.kill()
+    assert not kept.exists() and not kept.parent.exists()
+
+
+@needs_freezer_v1
+def test_a_killed_arenas_bot_cgroup_goes_with_its_kept_frozen_cgroup():
+    _, arena_folder = cgroups.placement().folders["freezer"]
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    orphan = arena_folder / f"{gone.pid}-0"
+    kept = orphan / cgroups.KEPT_FROZEN
+    kept.mkdir(parents=True)
+    (kept / "freezer.state").write_text("FROZEN")
+    try:
+        sweep = cgroups.sweep_orphans()
+        assert not orphan.exists()
+        assert gone.pid in sweep.owners
+    finally:
+        for folder in (kept, orphan):
+            if folder.exists():
+                folder.rmdir()
+
+
 def test_freeze_and_cpu_time_work_without_cgroups_too(bot_dir, monkeypatch):
     """Where there are no cgroups (SIGSTOP to each process, CPU time summed from /proc)."""
     monkeypatch.setattr(cgroups, "placement", lambda: cgroups.Placement(

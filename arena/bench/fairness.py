@@ -132,15 +132,16 @@ class Watched:
         return move
 
 
-def victim_moves(victim: Seat, opponent: Seat, matches: int, seed: int = 0) -> Watched:
-    """`matches` mandala matches of the victim against `opponent`, seats alternating; raises
-    if the victim ever forfeits."""
+def victim_moves(victim: Seat, opponent: Seat, matches: int, seed: int = 0,
+                 game: str = "mandala") -> Watched:
+    """`matches` matches of `game` of the victim against `opponent`, seats alternating;
+    raises if the victim ever forfeits."""
     watched = Watched(victim, opponent)
     key = LeagueKey(seed.to_bytes(32, "big"))
     for index in range(matches):
         seeds = key.match_seeds(f"victim:{index}", 2)
         seats = [watched, opponent] if index % 2 == 0 else [opponent, watched]
-        record = play_match("mandala", 2, {}, seeds.deal, seats, TimeControl(move_time=5.0),
+        record = play_match(game, 2, {}, seeds.deal, seats, TimeControl(move_time=5.0),
                             bot_seeds=seeds.bots)
         forfeit = record["result"].get("forfeit")
         if forfeit is not None and seats[forfeit["seat"]] is watched:

@@ -4,8 +4,12 @@
   sandboxed (what a league pays at each fresh start). Run as a script
   (`python3 arena/bench/sandbox.py STARTS`, one JSON line) it measures whichever `arena` its
   PYTHONPATH finds, so another checkout (say main) is measured in the same run.
-- freeze/thaw: the pair of calls the CPU-fair match runner makes around each move of another
-  bot, on a bot busy in four threads; and reading its CPU time.
+- freeze/thaw per move: what the match runner pays on each move of a bot, its thaw when
+  the move is asked and its freeze (not waited for) once it is made, timed in real mandala
+  matches of the `random` sample bot, sandboxed, against the built-in random strategy (no
+  other bot of the match is frozen meanwhile: the case that paid most, see
+  `cgroups.BotCgroups._keep_freezer_active`). Target: TARGET_MOVE_US.
+- freeze/thaw of a bot busy in four threads, waited for and not; and reading its CPU time.
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ from arena.errors import ArenaError
 SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random"
 STARTUP_BUDGET = 30.0
 TARGET_STARTUP_RATIO = 1.3
+TARGET_MOVE_US = 50.0
+"""Microseconds a bot's thaw and freeze may cost the match runner per move, together."""
 BUSY_BOT = """
 import threading
 def spin():
@@ -58,6 +64,54 @@ def startup_elsewhere(checkout: Path, starts: int) -> list[float]:
         last = (done.stderr.strip().splitlines() or ["?"])[-1]
         raise ArenaError(f"the start-up benchmark of {checkout} failed: {last}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class _TimedProcess:
+    """A sandboxed bot process whose thaw() and freeze() calls are timed: each freeze after
+    a thaw closes one move's pair."""
+
+    def __init__(self, process, pairs: list[float]):
+        self._process = process
+        self._pairs = pairs
+        self._thaw: float | None = None   # seconds the thaw of the move under way took
+
+    def __getattr__(self, name: str):
+        return getattr(self._process, name)
+
+    def thaw(self) -> None:
+        began = time.perf_counter()
+        self._process.thaw()
+        self._thaw = time.perf_counter() - began
+
+    def freeze(self, wait: bool = True) -> None:
+        began = time.perf_counter()
+        self._process.freeze(wait)
+        took = time.perf_counter() - began
+        if self._thaw is not None:
+            self._pairs.append(self._thaw + took)
+        self._thaw = None
+
+
+def per_move_us(matches: int) -> tuple[float, float, int]:
+    """Median and p99 microseconds of thaw + freeze per move of the `random` sample bot in
+    `matches` mandala matches against the built-in random strategy, and how many moves."""
+    from arena import sandbox
+    from arena.bots import BotHost, BotSpec
+    from arena.match import StrategySeat, play_match
+
+    pairs: list[float] = []
+
+    def spawn(*args, **options):
+        return _TimedProcess(sandbox.spawn(*args, **options), pairs)
+
+    spec = BotSpec.load(SAMPLE_RANDOM_BOT)
+    with BotHost(spawn=spawn) as host, host.seat(spec) as bot:
+        for seed in range(matches):
+            seats = [bot, StrategySeat("random", "mandala")]
+            play_match("mandala", 2, {}, seed, seats if seed % 2 else seats[::-1])
+    if not pairs:
+        raise ArenaError("the sample bot made no move: see its log")
+    return 1e6 * statistics.median(pairs), 1e6 * _p99(pairs), len(pairs)
 
 
 def freeze_thaw_us(pairs: int) -> dict[str, float]:

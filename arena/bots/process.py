@@ -83,6 +83,7 @@ class BotProcess:
         self.broken = False                                    # no more use for this process
         self.act_ids = itertools.count(1)
         self.handshaken = False
+        self.frozen = False                                    # by `rest`, until its next act
         self.run_queue_mark = 0.0   # its threads' run-queue wait at the last mark
         self.socket_path = host.socket_dir / f"bot-{next(host._socket_ids)}.sock"
         self.server: grpc.Server | None = None
@@ -159,6 +160,7 @@ class BotProcess:
         ~0.2 ms a move, a fifth of a league's throughput."""
         if self.host.freeze_between_turns and self.alive():
             self.process.freeze(wait=False)
+            self.frozen = True
 
     def cpu_seconds(self) -> float | None:
         """CPU time all the bot's processes used so far, or None once it is gone."""
@@ -209,7 +211,9 @@ class BotProcess:
     def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
         """Sends an act request and waits for its reply until the clock's deadline."""
         act_id = message.act.act_id
-        self.process.thaw()   # frozen since its last move (`rest`): a few microseconds
+        if self.frozen:   # since its last move (`rest`), unless it moved just before
+            self.process.thaw()
+            self.frozen = False
         self.send(message)    # a stream the bot has ended, before or after the thaw: raises
         try:
             reply = self.replies.get(timeout=None if clock.deadline == float("inf")
@@ -285,6 +289,7 @@ class BotProcess:
         """Ends the stream once what is queued on it is sent; a bot then exits by itself."""
         if self.process is not None and self.process.poll() is None:
             self.process.thaw()
+            self.frozen = False
         self.outbox.put(None)
 
     def wait_exit(self, timeout: float) -> None:

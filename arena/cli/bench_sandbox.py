@@ -1,6 +1,7 @@
 """`arena bench startup` and `arena bench freeze`: what the sandbox costs a league."""
 from __future__ import annotations
 
+import os
 import statistics
 from pathlib import Path
 
@@ -36,13 +37,22 @@ def bench_startup(starts: int, checkout: Path | None):
 
 
 @bench.command("freeze")
+@click.option("--matches", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Mandala matches of the random sample bot whose moves are timed.")
 @click.option("--pairs", type=click.IntRange(min=10), default=500, show_default=True,
-              help="freeze() + thaw() pairs timed.")
-def bench_freeze(pairs: int):
-    """Cost of freezing and thawing a busy bot (every process of it), as the match runner
-    does around each move of another bot, and of reading its CPU time."""
-    figures = sandbox_bench.freeze_thaw_us(pairs)
-    rows = [(name, pairs, f"{median:,.1f}", f"{p99:,.1f}")
-            for name, (median, p99) in figures.items()]
+              help="freeze() + thaw() pairs timed on the busy bot.")
+def bench_freeze(matches: int, pairs: int):
+    """Cost of thawing and freezing a bot around each of its moves (the random sample bot,
+    sandboxed, in real matches), of freezing and thawing a busy bot (every process of it),
+    and of reading its CPU time."""
+    median, p99, moves = sandbox_bench.per_move_us(matches)
+    rows = [("thaw + freeze per move, random sample bot", moves, f"{median:,.1f}",
+             f"{p99:,.1f}")]
+    rows += [(f"{name}, busy bot", pairs, f"{median:,.1f}", f"{p99:,.1f}")
+             for name, (median, p99) in sandbox_bench.freeze_thaw_us(pairs).items()]
     click.echo(tabulate(rows, headers=("call", "times", "median µs", "p99 µs"),
                         colalign=("left", "right", "right", "right"), disable_numparse=True))
+    target = sandbox_bench.TARGET_MOVE_US
+    click.echo(f"thaw + freeze per move: median {median:.1f} µs (target <= {target:g} µs: "
+               f"{'met' if median <= target else 'NOT met'}); load average "
+               f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")

@@ -75,6 +75,7 @@ def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[i
         time.sleep(0.01)
     removed = 0
     for group in groups:
+        _remove_subgroups(group)
         while True:
             try:
                 os.rmdir(group)
@@ -87,6 +88,21 @@ def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[i
                     break
                 time.sleep(0.01)
     return len(killed), removed
+
+
+def _remove_subgroups(group: str) -> None:
+    """Removes the empty sub-cgroups the arena made in a bot's cgroup (`cgroups.KEPT_FROZEN`):
+    a cgroup with children cannot be removed. The bot cannot make any (no cgroupfs in its
+    sandbox), and one holding a process stays, as the bot's cgroup then does."""
+    try:
+        children = [entry.path for entry in os.scandir(group) if entry.is_dir()]
+    except OSError:
+        return
+    for child in children:
+        try:
+            os.rmdir(child)
+        except OSError:
+            pass
 
 
 def owned_by(folders: list[str], owner: int) -> dict[str, list[str]]:
