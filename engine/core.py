@@ -172,12 +172,17 @@ class Game(ABC):
             raise ValueError("give exactly one of seed and setup")
         resolved = self.resolve_options(options, players)
         if setup is None:
-            setup = self.deal(players, resolved, random.Random(seed))
+            return self.start_dealt(players, resolved, random.Random(seed))
         return self.start(players, resolved, setup)
 
     @abstractmethod
     def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
         """A random setup in the JSON form of `docs/notation.md` for this game."""
+
+    def start_dealt(self, players: int, options: dict[str, Any], rng: random.Random) -> "State":
+        """`start(deal(...))` with the same rng: a match from a random deal. A game may
+        override it to skip checking a deal it has just made; the state must be the same."""
+        return self.start(players, options, self.deal(players, options, rng))
 
     @abstractmethod
     def start(self, players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> "State":

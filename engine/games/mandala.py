@@ -127,18 +127,20 @@ class Mandala(Game):
         return 2 * (plays + takes) + 2
 
     def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
-        deck = [name for name in COLOURS for _ in range(CARDS_PER_COLOUR)]
-        rng.shuffle(deck)
-        # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1.
-        return {"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
-                "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
-                "mountains": [sorted(deck[16:18]), sorted(deck[18:20])],
-                "deck": deck[20:]}
+        piles, deck = _deal_codes(rng)
+        return _setup_names(piles, deck)
 
     def start(self, players: int, options: dict[str, Any],
               setup: Mapping[str, Any]) -> "MandalaState":
         self.check_players(players)
         piles, deck = _read_setup(setup)
+        return MandalaState(self, options, piles, deck)
+
+    def start_dealt(self, players: int, options: dict[str, Any],
+                    rng: random.Random) -> "MandalaState":
+        # Every seeded match starts here: the deal just made is legal, so unlike start it
+        # goes to the state unchecked (checking it cost a third of a random playout).
+        piles, deck = _deal_codes(rng)
         return MandalaState(self, options, piles, deck)
 
     def determinize(self, observation, seat, rng, *, options=None, history=None):
@@ -174,6 +176,25 @@ class Mandala(Game):
         hands[seat] = _counts([_INDEX[name] for name in observation["hand"]])
         hands[1 - seat] = _counts(hidden_hand)
         return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
+
+
+def _deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[int]]:
+    """A random deal as colour codes: (piles as in a setup, deck top first)."""
+    deck = [c for c in _SIX for _ in range(CARDS_PER_COLOUR)]
+    rng.shuffle(deck)     # the same draws as shuffling colour names: only the length counts
+    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1. Codes sort
+    # like the names they stand for (colours are alphabetical).
+    return ({"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
+             "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
+             "mountains": [sorted(deck[16:18]), sorted(deck[18:20])]}, deck[20:])
+
+
+def _setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict:
+    """A deal in the setup form of docs/notation.md (colour names)."""
+    setup: dict = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
+                   for key in _SETUP_PILES}
+    setup["deck"] = [COLOURS[c] for c in deck]
+    return setup
 
 
 def _read_setup(setup: Mapping[str, Any]) -> tuple[dict[str, list[list[int]]], list[int]]:
@@ -241,9 +262,7 @@ class MandalaState(State):
         self.game = game
         self.players = 2
         self.options = dict(options)
-        self.setup = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
-                      for key in _SETUP_PILES}
-        self.setup["deck"] = [COLOURS[c] for c in deck]
+        self.setup = _setup_names(piles, deck)
         self._deck = deck                   # colour codes, top first; never changes
         self._top = 0                       # index of the next card to draw
         self._hands = [_counts(pile) for pile in piles["hands"]]
