@@ -67,7 +67,7 @@ class Option:
     kind: str
     default: Any
     help: str
-    choices: tuple = ()
+    choices: tuple[Any, ...] = ()
 
     def parse(self, text: str) -> Any:
         """Converts a command-line `KEY=VALUE` value to this option's type."""
@@ -176,7 +176,7 @@ class Game(ABC):
         return self.start(players, resolved, setup)
 
     @abstractmethod
-    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
+    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """A random setup in the JSON form of `docs/notation.md` for this game."""
 
     def start_dealt(self, players: int, options: dict[str, Any], rng: random.Random) -> "State":
@@ -212,7 +212,7 @@ class State(ABC):
     game: Game
     players: int
     options: dict[str, Any]
-    setup: dict
+    setup: dict[str, Any]
 
     @abstractmethod
     def to_move(self) -> int | str | None:
@@ -242,7 +242,7 @@ class State(ABC):
         """Per seat rank after the game's tie-breaks (see ranks_from_keys)."""
 
     @abstractmethod
-    def observation(self, seat: int) -> dict:
+    def observation(self, seat: int) -> dict[str, Any]:
         """Exactly what `seat` may see now, as a JSON-able dict matching the game's proto."""
 
     @abstractmethod

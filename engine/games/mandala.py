@@ -28,7 +28,7 @@ Version: mandala/1 (rules file `docs/rules/mandala.md` as of issue 2).
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupError, State,
                          ranks_from_keys)
@@ -77,12 +77,12 @@ _ALL_COLOURS = 0b111111
 _BITS = [tuple(c for c in _SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
 _MOUNTAIN_BY_MASK = [[[_MOUNTAIN[m][c] for c in _BITS[mask]] for mask in range(64)]
                      for m in _MANDALAS]
-_HANDS: dict[tuple, tuple[list[str], int]] = {}
+_HANDS: dict[tuple[int, ...], tuple[list[str], int]] = {}
 """Hand (its six counts) -> (its discard moves, the mask of its colours). Memoised: there are
 only 3003 hands of at most 8 cards."""
 
 
-def _hand_facts(hand: tuple) -> tuple[list[str], int]:
+def _hand_facts(hand: tuple[int, ...]) -> tuple[list[str], int]:
     facts = _HANDS.get(hand)
     if facts is None:
         discards = [move for c in _SIX for move in _DISCARD[c][:hand[c]]]
@@ -126,7 +126,7 @@ class Mandala(Game):
         takes = len(COLOURS) * CARDS_PER_COLOUR
         return 2 * (plays + takes) + 2
 
-    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
+    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         piles, deck = _deal_codes(rng)
         return _setup_names(piles, deck)
 
@@ -143,7 +143,9 @@ class Mandala(Game):
         piles, deck = _deal_codes(rng)
         return MandalaState(self, options, piles, deck)
 
-    def determinize(self, observation, seat, rng, *, options=None, history=None):
+    def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
+                    options: Mapping[str, Any] | None = None,
+                    history: Sequence[Mapping[str, Any]] | None = None) -> "MandalaState":
         """See Game.determinize. Mandala's observation is enough: every card a seat ever saw
         is still in sight (played cards stay on the table, in rivers, cups taken or the
         discard), so the unseen ones are the opponent's hand, both secret cup pairs and the
@@ -172,7 +174,7 @@ class Mandala(Game):
         for size in secret_sizes:
             secret.append(_counts(pool[:size]))
             pool = pool[size:]
-        hands = [None, None]
+        hands: list[list[int]] = [[], []]
         hands[seat] = _counts([_INDEX[name] for name in observation["hand"]])
         hands[1 - seat] = _counts(hidden_hand)
         return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
@@ -189,9 +191,9 @@ def _deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[in
              "mountains": [sorted(deck[16:18]), sorted(deck[18:20])]}, deck[20:])
 
 
-def _setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict:
+def _setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict[str, Any]:
     """A deal in the setup form of docs/notation.md (colour names)."""
-    setup: dict = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
+    setup: dict[str, Any] = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
                    for key in _SETUP_PILES}
     setup["deck"] = [COLOURS[c] for c in deck]
     return setup
@@ -269,7 +271,7 @@ class MandalaState(State):
         self._hand_size = [len(pile) for pile in piles["hands"]]
         self._secret = [_counts(pile) for pile in piles["cups"]]   # face-down starting cards
         self._taken = [[0] * 6, [0] * 6]    # cup cards taken face up in destructions
-        self._river = [[], []]              # colour codes in slot order (slot 1 first)
+        self._river: list[list[int]] = [[], []]     # colour codes in slot order (slot 1 first)
         self._slot = [[0] * 6, [0] * 6]     # river slot (1..6) of each colour, 0 if absent
         self._mountain = [_counts(pile) for pile in piles["mountains"]]
         self._field = [[[0] * 6, [0] * 6] for _ in _MANDALAS]      # [mandala][seat][colour]
@@ -538,7 +540,7 @@ class MandalaState(State):
         return ranks_from_keys([(scores[seat], -self.cup_size(seat)) for seat in (0, 1)])
 
     # -- what a seat sees ----------------------------------------------------------------------
-    def observation(self, seat: int) -> dict:
+    def observation(self, seat: int) -> dict[str, Any]:
         if seat not in (0, 1):
             raise ValueError(f"mandala has seats 0 and 1, not {seat!r}")
         to_move = self._to_move
