@@ -262,6 +262,13 @@ class FlowersMandala(Game):
         _check_setup(players, options, setup)
         return FlowersMandalaState.from_setup(self, players, options, setup)
 
+    def start_dealt(self, players: int, options: dict[str, Any],
+                    rng: random.Random) -> "FlowersMandalaState":
+        # Every seeded match starts here: the deal just made is legal, so unlike start it
+        # goes to the state unchecked (_check_setup counts every card and tile again).
+        return FlowersMandalaState.from_setup(self, players, options,
+                                              self.deal(players, options, rng))
+
     def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
                     options: Mapping[str, Any] | None = None,
                     history: Sequence[Mapping[str, Any]] | None = None
