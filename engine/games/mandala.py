@@ -77,16 +77,17 @@ _ALL_COLOURS = 0b111111
 _BITS = [tuple(c for c in _SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
 _MOUNTAIN_BY_MASK = [[[_MOUNTAIN[m][c] for c in _BITS[mask]] for mask in range(64)]
                      for m in _MANDALAS]
-_HANDS: dict[tuple[int, ...], tuple[list[str], int]] = {}
-"""Hand (its six counts) -> (its discard moves, the mask of its colours). Memoised: there are
-only 3003 hands of at most 8 cards."""
+_HANDS: dict[tuple[int, ...], tuple[list[str], int, list[list[list[str]]]]] = {}
+"""Hand (its six counts) -> what the hand alone decides: its discard moves, the mask of its
+colours and, per mandala and colour, its field moves (as many cards as it may put there).
+Memoised: there are only 3003 hands of at most 8 cards, and the same ones come back."""
 
 
-def _hand_facts(hand: tuple[int, ...]) -> tuple[list[str], int]:
-    facts = _HANDS.get(hand)
-    if facts is None:
-        discards = [move for c in _SIX for move in _DISCARD[c][:hand[c]]]
-        facts = _HANDS[hand] = (discards, sum(1 << c for c in _SIX if hand[c]))
+def _new_hand(hand: tuple[int, ...]) -> tuple[list[str], int, list[list[list[str]]]]:
+    discards = [move for c in _SIX for move in _DISCARD[c][:hand[c]]]
+    spare = sum(hand) - 1                   # a field action must leave one card in hand
+    fields = [[_FIELD[m][c][:min(hand[c], spare)] for c in _SIX] for m in _MANDALAS]
+    facts = _HANDS[hand] = (discards, sum(1 << c for c in _SIX if hand[c]), fields)
     return facts
 
 
@@ -344,23 +345,21 @@ class MandalaState(State):
             return [_TAKE[c] for c in _SIX if mountain[c]]
         if self._hand_size[seat] == 0:
             return [_PASS]
-        hand = self._hands[seat]
-        discards, held = _hand_facts(tuple(hand))
+        key = tuple(self._hands[seat])
+        discards, held, (fields0, fields1) = _HANDS.get(key) or _new_hand(key)
         moves = discards[:]
-        # Kinds, mandalas, colours and counts are generated in code-point order.
+        # Kinds, mandalas, colours and counts come in code-point order.
         # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
         # for the mountain: in neither field of M.
-        spare = self._hand_size[seat] - 1   # a field action must leave one card in hand
-        if spare:
-            for m in _MANDALAS:
-                field_moves = _FIELD[m]
-                allowed = held & ~(self._mountain_mask[m] | self._field_mask[m][1 - seat])
-                for c in _BITS[allowed]:
-                    count = hand[c]
-                    moves += field_moves[c][:count if count < spare else spare]
-        for m in _MANDALAS:
-            fields = self._field_mask[m]
-            moves += _MOUNTAIN_BY_MASK[m][held & ~(fields[0] | fields[1])]
+        other = 1 - seat
+        mountain0, mountain1 = self._mountain_mask
+        on0, on1 = self._field_mask
+        for c in _BITS[held & ~(mountain0 | on0[other])]:
+            moves += fields0[c]
+        for c in _BITS[held & ~(mountain1 | on1[other])]:
+            moves += fields1[c]
+        moves += _MOUNTAIN_BY_MASK[0][held & ~(on0[0] | on0[1])]
+        moves += _MOUNTAIN_BY_MASK[1][held & ~(on1[0] | on1[1])]
         return moves
 
     # -- applying a move -----------------------------------------------------------------------
@@ -429,8 +428,9 @@ class MandalaState(State):
         self._hands[seat][c] -= n
         self._hand_size[seat] -= n
         self._field[m][seat][c] += n
-        self._field_mask[m][seat] |= 1 << c
-        if self._complete(m):
+        fields = self._field_mask[m]
+        fields[seat] |= 1 << c
+        if self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS:     # complete
             self._destroy(seat, m)
 
     def _build_mountain(self, move: str, seat: int, m: int, c: int) -> None:
@@ -446,7 +446,8 @@ class MandalaState(State):
         self._mountain_mask[m] |= 1 << c
         # Arena's reading: the player draws first, then completion is checked.
         self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
-        if self._complete(m):
+        fields = self._field_mask[m]
+        if self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS:     # complete
             self._destroy(seat, m)
 
     def _draw(self, seat: int, wanted: int) -> None:
@@ -458,11 +459,6 @@ class MandalaState(State):
             hand[c] += 1
         self._hand_size[seat] += end - top
         self._top = end
-
-    def _complete(self, m: int) -> bool:
-        """All six colours stand somewhere in mandala m (mountain and both fields)."""
-        fields = self._field_mask[m]
-        return self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS
 
     def _destroy(self, completer: int, m: int) -> None:
         """Starts taking mandala m apart: the larger field chooses first, on a tie the
