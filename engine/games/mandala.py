@@ -77,6 +77,7 @@ _ALL_COLOURS = 0b111111
 _BITS = [tuple(c for c in _SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
 _MOUNTAIN_BY_MASK = [[[_MOUNTAIN[m][c] for c in _BITS[mask]] for mask in range(64)]
                      for m in _MANDALAS]
+_TAKE_BY_MASK = [[_TAKE[c] for c in _BITS[mask]] for mask in range(64)]
 _HANDS: dict[tuple[int, ...], tuple[list[str], int, list[list[list[str]]]]] = {}
 """Hand (its six counts) -> what the hand alone decides: its discard moves, the mask of its
 colours and, per mandala and colour, its field moves (as many cards as it may put there).
@@ -181,9 +182,12 @@ class Mandala(Game):
         return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
 
 
+_FULL_DECK = [c for c in _SIX for _ in range(CARDS_PER_COLOUR)]     # sorted, as before a deal
+
+
 def _deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[int]]:
     """A random deal as colour codes: (piles as in a setup, deck top first)."""
-    deck = [c for c in _SIX for _ in range(CARDS_PER_COLOUR)]
+    deck = _FULL_DECK[:]
     rng.shuffle(deck)     # the same draws as shuffling colour names: only the length counts
     # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1. Codes sort
     # like the names they stand for (colours are alphabetical).
@@ -341,8 +345,7 @@ class MandalaState(State):
         if seat is None:
             return []
         if self._destroying >= 0:
-            mountain = self._mountain[self._destroying]
-            return [_TAKE[c] for c in _SIX if mountain[c]]
+            return _TAKE_BY_MASK[self._mountain_mask[self._destroying]][:]
         if self._hand_size[seat] == 0:
             return [_PASS]
         key = tuple(self._hands[seat])
@@ -453,12 +456,12 @@ class MandalaState(State):
     def _draw(self, seat: int, wanted: int) -> None:
         """Moves up to `wanted` cards from the top of the deck to the seat's hand."""
         top = self._top
-        end = min(top + wanted, len(self._deck))
+        drawn = self._deck[top:top + wanted]   # fewer when the deck runs out
         hand = self._hands[seat]
-        for c in self._deck[top:end]:
+        for c in drawn:
             hand[c] += 1
-        self._hand_size[seat] += end - top
-        self._top = end
+        self._hand_size[seat] += len(drawn)
+        self._top = top + len(drawn)
 
     def _destroy(self, completer: int, m: int) -> None:
         """Starts taking mandala m apart: the larger field chooses first, on a tie the
