@@ -67,7 +67,7 @@ class Option:
     kind: str
     default: Any
     help: str
-    choices: tuple = ()
+    choices: tuple[Any, ...] = ()
 
     def parse(self, text: str) -> Any:
         """Converts a command-line `KEY=VALUE` value to this option's type."""
@@ -172,12 +172,17 @@ class Game(ABC):
             raise ValueError("give exactly one of seed and setup")
         resolved = self.resolve_options(options, players)
         if setup is None:
-            setup = self.deal(players, resolved, random.Random(seed))
+            return self.start_dealt(players, resolved, random.Random(seed))
         return self.start(players, resolved, setup)
 
     @abstractmethod
-    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
+    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """A random setup in the JSON form of `docs/notation.md` for this game."""
+
+    def start_dealt(self, players: int, options: dict[str, Any], rng: random.Random) -> "State":
+        """`start(deal(...))` with the same rng: a match from a random deal. A game may
+        override it to skip checking a deal it has just made; the state must be the same."""
+        return self.start(players, options, self.deal(players, options, rng))
 
     @abstractmethod
     def start(self, players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> "State":
@@ -207,7 +212,7 @@ class State(ABC):
     game: Game
     players: int
     options: dict[str, Any]
-    setup: dict
+    setup: dict[str, Any]
 
     @abstractmethod
     def to_move(self) -> int | str | None:
@@ -237,7 +242,7 @@ class State(ABC):
         """Per seat rank after the game's tie-breaks (see ranks_from_keys)."""
 
     @abstractmethod
-    def observation(self, seat: int) -> dict:
+    def observation(self, seat: int) -> dict[str, Any]:
         """Exactly what `seat` may see now, as a JSON-able dict matching the game's proto."""
 
     @abstractmethod

@@ -53,9 +53,9 @@ class Record:
     game: Game
     players: list[str]
     options: dict[str, Any]          # every option, defaults filled in
-    setup: dict
+    setup: dict[str, Any]
     moves: list[tuple[int | str, str]]
-    result: dict | None
+    result: dict[str, Any] | None
     seed: int | None = None
 
     def start(self) -> State:
@@ -66,9 +66,9 @@ class Record:
 # -- writing ----------------------------------------------------------------------------------
 
 def build_record(*, game_id: str, options: Mapping[str, Any], players: Sequence[str],
-                 seed: int | None, setup: Mapping[str, Any], moves: Sequence[Sequence],
+                 seed: int | None, setup: Mapping[str, Any], moves: Sequence[Sequence[Any]],
                  result: Mapping[str, Any] | None, extras: Mapping[str, Any] | None = None
-                 ) -> dict:
+                 ) -> dict[str, Any]:
     """An `arena-record/1` dict; `options` may be complete, only non-default ones are kept.
 
     `moves` are `[seat | "chance", move]` pairs; `result` is `normal_result(state)` or a
@@ -93,12 +93,12 @@ def build_record(*, game_id: str, options: Mapping[str, Any], players: Sequence[
     return record
 
 
-def normal_result(state: State) -> dict:
+def normal_result(state: State) -> dict[str, Any]:
     """The `result` of a match that ended by the rules."""
     return {"scores": state.scores(), "ranks": state.ranks(), "end": "normal"}
 
 
-def forfeit_result(players: int, seat: int, reason: str, detail: str = "") -> dict:
+def forfeit_result(players: int, seat: int, reason: str, detail: str = "") -> dict[str, Any]:
     """The `result` of a match that `seat` forfeited: the forfeit rule, which `verify` checks.
 
     The engine's running scores mean nothing mid-match, so a forfeit scores 1 for every other
@@ -212,7 +212,7 @@ def _read_moves(moves: Any, players: int) -> list[tuple[int | str, str]]:
     return entries
 
 
-def _read_result(result: Any, players: int) -> dict:
+def _read_result(result: Any, players: int) -> dict[str, Any]:
     if not isinstance(result, Mapping):
         raise RecordError(f"result must be an object, not {_json_kind(result)}")
     for key in ("scores", "ranks"):
@@ -276,7 +276,7 @@ def _who(seat: int | str | None) -> str:
 
 # -- verifying --------------------------------------------------------------------------------
 
-def verify(record: str | bytes | Mapping[str, Any]) -> dict:
+def verify(record: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     """The verdict line of `arena verify` for one record (see docs/notation.md).
 
     `{"ok": true, "scores", "ranks", "end"}` (plus `"forfeit"` for a forfeit) when every
@@ -294,7 +294,7 @@ def verify(record: str | bytes | Mapping[str, Any]) -> dict:
         return {"ok": False, "ply": error.ply, "error": error.problem}
 
 
-def _verdict(record: Record, state: State) -> dict:
+def _verdict(record: Record, state: State) -> dict[str, Any]:
     end = len(record.moves)
     stored = record.result
     if stored is not None and stored["end"] == "forfeit":

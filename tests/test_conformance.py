@@ -93,6 +93,26 @@ def test_a_setup_round_trips_through_json_and_restarts_the_same_game(game_id, pl
             [state.observation(seat) for seat in range(players)]
 
 
+@parametrize_configs
+def test_a_seeded_match_is_the_start_of_that_seeds_deal(game_id, players):
+    # new_state(seed=...) goes through start_dealt, which a game may speed up by not checking
+    # the deal it has just made: the match must still be start(deal(...)), ply for ply.
+    game = registry.get(game_id)
+    options = game.resolve_options({}, players)
+    for seed in range(10):
+        dealt = game.new_state(players, seed=seed)
+        started = game.start(players, options, game.deal(players, options, random.Random(seed)))
+        assert dealt.setup == started.setup
+        seen: list[list] = []
+        play_random(dealt, seed, lambda state: seen.append(
+            [state.legal_moves()] + [state.observation(s) for s in range(players)]))
+        replayed: list[list] = []
+        play_random(started, seed, lambda state: replayed.append(
+            [state.legal_moves()] + [state.observation(s) for s in range(players)]))
+        assert seen == replayed
+        assert dealt.scores() == started.scores()
+
+
 def _tamperings(setup: dict):
     """(what, tampered setup) pairs, each surely not a legal deal of any game."""
     for key in setup:

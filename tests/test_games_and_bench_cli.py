@@ -48,6 +48,18 @@ def test_bench_engine_json_gives_positive_figures_per_player_count(game_id):
         assert 0 < row["cpu_seconds"] <= row["seconds"] + 0.05
         assert row["plies_per_second"] > 0 and row["games_per_second"] > 0
         assert (row["target_plies_per_second"] is None) == (row["meets_target"] is None)
+        assert (row["plain_plies_per_second"] is None) == (row["speedup"] is None) \
+            == (row["meets_speedup"] is None)
+        assert row["speedup_target"] == 5
+        if row["speedup"] is not None:
+            ratio = row["plies_per_second"] / row["plain_plies_per_second"]
+            assert row["speedup"] == pytest.approx(ratio, abs=0.01)
+            assert row["meets_speedup"] == (ratio >= 5)
+    plain = {row["players"]: row["plain_plies_per_second"] for row in report["results"]}
+    # The plain implementation's speed, as the issues that built the engines measured it.
+    assert plain == {"mandala": {2: 38_000},
+                     "flowers-mandala": {2: None, 3: None, 4: 25_000},
+                     "flowers": {1: 32_000, 2: 64_000, 3: None, 4: None}}[game_id]
 
 
 def test_bench_engine_table_shows_the_target_next_to_the_figure():
@@ -56,6 +68,15 @@ def test_bench_engine_table_shows_the_target_next_to_the_figure():
     header, _, row = result.output.splitlines()[:3]
     assert "plies/s" in header and "target plies/s" in header and "games/s" in header
     assert row.split()[:2] == ["mandala", "2"] and "80,000" in row
+    assert "plain plies/s" in header and "x plain" in header and "5x met" in header
+    assert "38,000" in row
+    cells = row.split()
+    ratio = float(cells[cells.index("38,000") + 1])
+    assert ratio == pytest.approx(float(cells[4].replace(",", "")) / 38_000, abs=0.06)
+    met = cells[cells.index("38,000") + 2]
+    assert met in ("yes", "NO")
+    if abs(ratio - 5) > 0.1:                # the printed ratio is rounded
+        assert met == ("yes" if ratio > 5 else "NO")
 
 
 def test_bench_engine_refuses_an_unknown_game_in_one_line():

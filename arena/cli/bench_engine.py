@@ -27,7 +27,8 @@ def per_game_options(seconds_help: str):
 @bench.command("engine")
 @per_game_options("Wall time of random playouts per game and player count.")
 def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> None:
-    """Random-playout speed: plies and games per second on one core, next to the targets.
+    """Random-playout speed: plies and games per second on one core, next to the targets
+    and to a plain implementation's speed (the ratio should be at least 5).
 
     Rates are per CPU second of the playouts, so other load on the machine barely moves them.
     """
@@ -41,12 +42,17 @@ def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> No
                         colalign=_ALIGN, disable_numparse=True))
 
 
-_HEADERS = ("game", "players", "games", "plies", "plies/s", "target plies/s", "met", "games/s")
-_ALIGN = ("left", "right", "right", "right", "right", "right", "left", "right")
+_HEADERS = ("game", "players", "games", "plies", "plies/s", "target plies/s", "met",
+            "plain plies/s", "x plain", f"{engine_bench.SPEEDUP_TARGET}x met", "games/s")
+_ALIGN = ("left", "right", "right", "right", "right", "right", "left", "right", "right", "left",
+          "right")
+_MET = {None: "", True: "yes", False: "NO"}
 
 
 def _row(f: engine_bench.Figure) -> tuple:
     target = "" if f.target_plies_per_second is None else f"{f.target_plies_per_second:,}"
-    met = {None: "", True: "yes", False: "NO"}[f.meets_target]
-    return (f.game, f.players, f.games, f.plies, f"{f.plies_per_second:,.0f}", target, met,
+    plain = "" if f.plain_plies_per_second is None else f"{f.plain_plies_per_second:,}"
+    speedup = "" if f.speedup is None else f"{f.speedup:.1f}"
+    return (f.game, f.players, f.games, f.plies, f"{f.plies_per_second:,.0f}", target,
+            _MET[f.meets_target], plain, speedup, _MET[f.meets_speedup],
             f"{f.games_per_second:,.1f}")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import random
 from collections import Counter
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidOptionError,
                          InvalidSetupError, Option, State, ranks_from_keys)
@@ -102,7 +102,7 @@ class Flowers(Game):
                 f"with {players} player{'s' * (players > 1)} ({available} cards remain for 3 "
                 f"piles), got {size}")
 
-    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
+    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         deck = list(DECK)
         rng.shuffle(deck)
         rest = deck[players:]
@@ -115,7 +115,9 @@ class Flowers(Game):
         _check_setup(players, options, setup)
         return FlowersState(self, players, options, setup)
 
-    def determinize(self, observation, seat, rng, *, options=None, history=None):
+    def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
+                    options: Mapping[str, Any] | None = None,
+                    history: Sequence[Mapping[str, Any]] | None = None) -> "FlowersState":
         """See Game.determinize. The observation is enough: every card drawn is placed in a
         garden, face up or covered, and stays there. Unseen are the cards under the tops of
         piles 0 and 1, all of pile 2, a card held face down, and the cards never dealt (a
@@ -142,7 +144,7 @@ class Flowers(Game):
         return FlowersState.from_view(self, resolved, observation, piles, held)
 
 
-def unseen_cards(observation: Mapping[str, Any]) -> Counter:
+def unseen_cards(observation: Mapping[str, Any]) -> Counter[str]:
     """Per card kind, the copies a seat has not seen, from its observation: the deck less
     every garden's cards (covered ones included), the face-up tops and a card it holds. A
     count below 0 means the observation shows more copies than the deck holds."""
@@ -328,7 +330,7 @@ class FlowersState(State):
             raise GameNotOverError("flowers: the game is not over yet")
 
     # -- views --------------------------------------------------------------------------------
-    def observation(self, seat: int) -> dict:
+    def observation(self, seat: int) -> dict[str, Any]:
         if seat not in range(self.players):
             raise ValueError(f"flowers: no seat {seat!r} in a {self.players}-player match")
         held_visible = self.held_from != SECRET_PILE or seat == self.seat

@@ -60,7 +60,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from itertools import permutations
-from typing import Any, Mapping
+from typing import Any, Mapping, NoReturn, Sequence
 
 from engine.core import (CHANCE, EngineError, Game, GameNotOverError, IllegalMoveError,
                          InvalidOptionError, InvalidSetupError, Option, State, ranks_from_keys)
@@ -178,10 +178,10 @@ def single_points(tile: str) -> int:
 def flower_points(first: str, second: str) -> int:
     """x3 with a value: 3 x that value; two x3: 0; else 2 x the lower + the higher."""
     a, b = tile_value(first), tile_value(second)
-    if a is None and b is None:
-        return 0
-    if a is None or b is None:
-        return 3 * (b if a is None else a)
+    if a is None:
+        return 0 if b is None else 3 * b
+    if b is None:
+        return 3 * a
     return 2 * min(a, b) + max(a, b)
 
 
@@ -225,7 +225,8 @@ class FlowersMandala(Game):
         # (all pass: the game ends); each destruction one tile choice; the end one `order`.
         tiles_per_stack = len(DARK_COLOURS) * len(parse_tile_values(options["tile_values"]))
         in_play = tiles_per_stack - MANDALAS + 1
-        plays = in_play * options["cards_per_colour"] * len(COLOURS)
+        per_colour: int = options["cards_per_colour"]
+        plays = in_play * per_colour * len(COLOURS)
         return plays * (players + 1) + players + (in_play + MANDALAS - 1) + 1
 
     def check_options(self, options: dict[str, Any], players: int) -> None:
@@ -241,7 +242,8 @@ class FlowersMandala(Game):
                 f"option hand_size must be 1 to {deck // players} for {players} players with "
                 f"{deck} cards (cards_per_colour {per_colour}), got {hand_size}")
 
-    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
+    def deal(self, players: int, options: dict[str, Any],
+             rng: random.Random) -> dict[str, Any]:
         cards = [colour for colour in COLOURS for _ in range(options["cards_per_colour"])]
         rng.shuffle(cards)
         size = options["hand_size"]
@@ -260,7 +262,17 @@ class FlowersMandala(Game):
         _check_setup(players, options, setup)
         return FlowersMandalaState.from_setup(self, players, options, setup)
 
-    def determinize(self, observation, seat, rng, *, options=None, history=None):
+    def start_dealt(self, players: int, options: dict[str, Any],
+                    rng: random.Random) -> "FlowersMandalaState":
+        # Every seeded match starts here: the deal just made is legal, so unlike start it
+        # goes to the state unchecked (_check_setup counts every card and tile again).
+        return FlowersMandalaState.from_setup(self, players, options,
+                                              self.deal(players, options, rng))
+
+    def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
+                    options: Mapping[str, Any] | None = None,
+                    history: Sequence[Mapping[str, Any]] | None = None
+                    ) -> "FlowersMandalaState":
         """See Game.determinize. Unseen: the other hands (beyond the cards known to be in
         them), the deck order and the tile stacks' order; everything played stays in view
         (face-down cards included) until it goes to the discard pile, which is shown.
@@ -317,7 +329,7 @@ class FlowersMandala(Game):
 
 def _check_setup(players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> None:
     """Raises InvalidSetupError unless `setup` is a legal deal under the options."""
-    def fail(why: str) -> None:
+    def fail(why: str) -> NoReturn:
         raise InvalidSetupError(f"flowers-mandala setup: {why}")
 
     def string_list(value: Any, what: str) -> list[str]:
@@ -376,6 +388,38 @@ class FlowersMandalaState(State):
     """A position. Hands and mandala sides are counts per colour index (see COLOURS)."""
 
     game: FlowersMandala
+    # Set by from_setup and from_view (see there for what each holds).
+    up_to_4: bool
+    hands: list[list[int]]               # [seat][colour]
+    hand_totals: list[int]
+    known: list[list[int]]               # [seat][colour]: cards everyone knows the seat holds
+    deck: list[int]                      # colour codes, top at the end
+    discard: list[int]                   # [colour]
+    discard_total: int
+    dark: list[str]                      # tile stacks, top at the end
+    light: list[str]
+    centres: list[list[str] | None]      # [mandala]: [dark, light] tiles, None once empty
+    present: list[int]                   # [mandala]: mask of colours shown there
+    up: list[list[list[int]]]            # [mandala][seat][colour]
+    down: list[list[list[int]]]
+    cards_on: list[list[int]]            # [mandala][seat]
+    up_on: list[list[int]]
+    claims: list[int]                    # [mandala]: claim holder or NO_SEAT
+    singles: list[list[str]]             # [seat]: unpaired tiles
+    flowers: list[list[tuple[str, ...]]]  # [seat]: pairs of tiles
+    left_game: list[str]
+    turn: int
+    active: int
+    passes: int
+    draw_left: int
+    stack_out: bool
+    third_flower: bool
+    ending: bool
+    end_candidates: list[int]
+    end_queue: list[int]
+    pending: tuple[int, int, int]        # TILE: (mandala, holder, second)
+    phase: str
+    mover: int | str | None
 
     @classmethod
     def from_setup(cls, game: FlowersMandala, players: int, options: dict[str, Any],
@@ -400,8 +444,9 @@ class FlowersMandalaState(State):
         state.discard_total = 0
         state.dark = list(reversed(setup["dark"]))  # top at the end
         state.light = list(reversed(setup["light"]))
-        state.centres = [list(pair) for pair in setup["centres"]]
-        state.present = [_colour_bits(pair) for pair in state.centres]
+        centres: list[list[str]] = [list(pair) for pair in setup["centres"]]
+        state.centres = list(centres)
+        state.present = [_colour_bits(pair) for pair in centres]
         state.up = [[[0] * len(COLOURS) for _ in range(players)] for _ in range(MANDALAS)]
         state.down = [[[0] * len(COLOURS) for _ in range(players)] for _ in range(MANDALAS)]
         state.cards_on = [[0] * players for _ in range(MANDALAS)]
@@ -661,12 +706,12 @@ class FlowersMandalaState(State):
         """Destroys a mandala; True when it pauses for the holder's tile choice."""
         holder = self.claims[mandala]
         if holder == NO_SEAT:
-            self.left_game += self.centres[mandala]
+            self.left_game += self._tiles(mandala)
             self._finish_destruction(mandala, ())
             return False
         second = self._second(mandala, holder, completer)
         if second == NO_SEAT:
-            dark, light = self.centres[mandala]
+            dark, light = self._tiles(mandala)
             self._take_tile(holder, dark)
             self._take_tile(holder, light)
             self._finish_destruction(mandala, (holder,))
@@ -674,6 +719,12 @@ class FlowersMandalaState(State):
         self.pending = (mandala, holder, second)
         self._set_phase(TILE)
         return True
+
+    def _tiles(self, mandala: int) -> list[str]:
+        """The centre tiles of a mandala that has them (every mandala until the end)."""
+        tiles = self.centres[mandala]
+        assert tiles is not None, f"mandala {mandala} has no centre tiles"
+        return tiles
 
     def _second(self, mandala: int, holder: int, completer: int | None) -> int:
         """The seat that gets the tile the holder leaves, NO_SEAT if the holder takes both."""
@@ -699,7 +750,7 @@ class FlowersMandalaState(State):
 
     def _choose_tile(self, keep_dark: bool) -> None:
         mandala, holder, second = self.pending
-        dark, light = self.centres[mandala]
+        dark, light = self._tiles(mandala)
         self._take_tile(holder, dark if keep_dark else light)
         self._take_tile(second, light if keep_dark else dark)
         self.pending = (NO_SEAT, NO_SEAT, NO_SEAT)
@@ -749,8 +800,9 @@ class FlowersMandalaState(State):
             self.centres[mandala] = None
             self.present[mandala] = 0
         else:
-            self.centres[mandala] = [self.dark.pop(), self.light.pop()]
-            self.present[mandala] = _colour_bits(self.centres[mandala])
+            tiles = [self.dark.pop(), self.light.pop()]
+            self.centres[mandala] = tiles
+            self.present[mandala] = _colour_bits(tiles)
 
     # -- the end ------------------------------------------------------------------------------
     def _begin_end(self, mandalas: list[int]) -> None:
@@ -808,7 +860,7 @@ class FlowersMandalaState(State):
                                 for seat in range(self.players)])
 
     # -- what a seat sees -------------------------------------------------------------------
-    def observation(self, seat: int) -> dict:
+    def observation(self, seat: int) -> dict[str, Any]:
         if seat not in range(self.players):
             raise ValueError(f"flowers-mandala: no seat {seat!r} in a {self.players}-player match")
         mandala, holder, second = self.pending
@@ -837,7 +889,7 @@ class FlowersMandalaState(State):
             "end_order": list(self.end_queue),
         }
 
-    def _mandala_view(self, mandala: int) -> dict:
+    def _mandala_view(self, mandala: int) -> dict[str, Any]:
         centre = self.centres[mandala] or ["", ""]
         return {
             "number": mandala,
@@ -890,7 +942,8 @@ class FlowersMandalaState(State):
         lines = [f"{head} | deck {len(self.deck)}, discard {self.discard_total} | "
                  f"stacks dark {len(self.dark)} light {len(self.light)}"]
         for m in range(MANDALAS):
-            if self.centres[m] is None:
+            centre = self.centres[m]
+            if centre is None:
                 lines.append(f"  mandala {m}: empty")
                 continue
             claim = self.claims[m]
@@ -900,7 +953,7 @@ class FlowersMandalaState(State):
                     down = _card_text(self.down[m][s])
                     sides.append(f"s{s} up {_card_text(self.up[m][s]) or '-'}"
                                  + (f" down {down}" if down else ""))
-            lines.append(f"  mandala {m} [{' '.join(self.centres[m])}] claim "
+            lines.append(f"  mandala {m} [{' '.join(centre)}] claim "
                          f"{'-' if claim == NO_SEAT else f's{claim}'}: "
                          + ("; ".join(sides) or "no cards"))
         for s in range(self.players):

@@ -14,7 +14,7 @@ applies the three scoring steps of the rules:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 Cell = tuple[int, int]
 
@@ -137,6 +137,6 @@ def score(garden: Mapping[Cell, Sequence[str]]) -> GardenScore:
     return GardenScore(points, removed, removed_count, colour_groups, butterflies)
 
 
-def garden_from_cells(cells: Sequence[Mapping]) -> dict[Cell, list[str]]:
+def garden_from_cells(cells: Sequence[Mapping[str, Any]]) -> dict[Cell, list[str]]:
     """A garden from the observation form: `[{"x": X, "y": Y, "cards": [...]}, ...]`."""
     return {(cell["x"], cell["y"]): list(cell["cards"]) for cell in cells}

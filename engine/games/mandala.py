@@ -28,7 +28,7 @@ Version: mandala/1 (rules file `docs/rules/mandala.md` as of issue 2).
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupError, State,
                          ranks_from_keys)
@@ -77,16 +77,18 @@ _ALL_COLOURS = 0b111111
 _BITS = [tuple(c for c in _SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
 _MOUNTAIN_BY_MASK = [[[_MOUNTAIN[m][c] for c in _BITS[mask]] for mask in range(64)]
                      for m in _MANDALAS]
-_HANDS: dict[tuple, tuple[list[str], int]] = {}
-"""Hand (its six counts) -> (its discard moves, the mask of its colours). Memoised: there are
-only 3003 hands of at most 8 cards."""
+_TAKE_BY_MASK = [[_TAKE[c] for c in _BITS[mask]] for mask in range(64)]
+_HANDS: dict[tuple[int, ...], tuple[list[str], int, list[list[list[str]]]]] = {}
+"""Hand (its six counts) -> what the hand alone decides: its discard moves, the mask of its
+colours and, per mandala and colour, its field moves (as many cards as it may put there).
+Memoised: there are only 3003 hands of at most 8 cards, and the same ones come back."""
 
 
-def _hand_facts(hand: tuple) -> tuple[list[str], int]:
-    facts = _HANDS.get(hand)
-    if facts is None:
-        discards = [move for c in _SIX for move in _DISCARD[c][:hand[c]]]
-        facts = _HANDS[hand] = (discards, sum(1 << c for c in _SIX if hand[c]))
+def _new_hand(hand: tuple[int, ...]) -> tuple[list[str], int, list[list[list[str]]]]:
+    discards = [move for c in _SIX for move in _DISCARD[c][:hand[c]]]
+    spare = sum(hand) - 1                   # a field action must leave one card in hand
+    fields = [[_FIELD[m][c][:min(hand[c], spare)] for c in _SIX] for m in _MANDALAS]
+    facts = _HANDS[hand] = (discards, sum(1 << c for c in _SIX if hand[c]), fields)
     return facts
 
 
@@ -126,14 +128,9 @@ class Mandala(Game):
         takes = len(COLOURS) * CARDS_PER_COLOUR
         return 2 * (plays + takes) + 2
 
-    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict:
-        deck = [name for name in COLOURS for _ in range(CARDS_PER_COLOUR)]
-        rng.shuffle(deck)
-        # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1.
-        return {"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
-                "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
-                "mountains": [sorted(deck[16:18]), sorted(deck[18:20])],
-                "deck": deck[20:]}
+    def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        piles, deck = _deal_codes(rng)
+        return _setup_names(piles, deck)
 
     def start(self, players: int, options: dict[str, Any],
               setup: Mapping[str, Any]) -> "MandalaState":
@@ -141,7 +138,16 @@ class Mandala(Game):
         piles, deck = _read_setup(setup)
         return MandalaState(self, options, piles, deck)
 
-    def determinize(self, observation, seat, rng, *, options=None, history=None):
+    def start_dealt(self, players: int, options: dict[str, Any],
+                    rng: random.Random) -> "MandalaState":
+        # Every seeded match starts here: the deal just made is legal, so unlike start it
+        # goes to the state unchecked (checking it cost a third of a random playout).
+        piles, deck = _deal_codes(rng)
+        return MandalaState(self, options, piles, deck)
+
+    def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
+                    options: Mapping[str, Any] | None = None,
+                    history: Sequence[Mapping[str, Any]] | None = None) -> "MandalaState":
         """See Game.determinize. Mandala's observation is enough: every card a seat ever saw
         is still in sight (played cards stay on the table, in rivers, cups taken or the
         discard), so the unseen ones are the opponent's hand, both secret cup pairs and the
@@ -170,10 +176,32 @@ class Mandala(Game):
         for size in secret_sizes:
             secret.append(_counts(pool[:size]))
             pool = pool[size:]
-        hands = [None, None]
+        hands: list[list[int]] = [[], []]
         hands[seat] = _counts([_INDEX[name] for name in observation["hand"]])
         hands[1 - seat] = _counts(hidden_hand)
         return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
+
+
+_FULL_DECK = [c for c in _SIX for _ in range(CARDS_PER_COLOUR)]     # sorted, as before a deal
+
+
+def _deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[int]]:
+    """A random deal as colour codes: (piles as in a setup, deck top first)."""
+    deck = _FULL_DECK[:]
+    rng.shuffle(deck)     # the same draws as shuffling colour names: only the length counts
+    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1. Codes sort
+    # like the names they stand for (colours are alphabetical).
+    return ({"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
+             "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
+             "mountains": [sorted(deck[16:18]), sorted(deck[18:20])]}, deck[20:])
+
+
+def _setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict[str, Any]:
+    """A deal in the setup form of docs/notation.md (colour names)."""
+    setup: dict[str, Any] = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
+                   for key in _SETUP_PILES}
+    setup["deck"] = [COLOURS[c] for c in deck]
+    return setup
 
 
 def _read_setup(setup: Mapping[str, Any]) -> tuple[dict[str, list[list[int]]], list[int]]:
@@ -241,16 +269,14 @@ class MandalaState(State):
         self.game = game
         self.players = 2
         self.options = dict(options)
-        self.setup = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
-                      for key in _SETUP_PILES}
-        self.setup["deck"] = [COLOURS[c] for c in deck]
+        self.setup = _setup_names(piles, deck)
         self._deck = deck                   # colour codes, top first; never changes
         self._top = 0                       # index of the next card to draw
         self._hands = [_counts(pile) for pile in piles["hands"]]
         self._hand_size = [len(pile) for pile in piles["hands"]]
         self._secret = [_counts(pile) for pile in piles["cups"]]   # face-down starting cards
         self._taken = [[0] * 6, [0] * 6]    # cup cards taken face up in destructions
-        self._river = [[], []]              # colour codes in slot order (slot 1 first)
+        self._river: list[list[int]] = [[], []]     # colour codes in slot order (slot 1 first)
         self._slot = [[0] * 6, [0] * 6]     # river slot (1..6) of each colour, 0 if absent
         self._mountain = [_counts(pile) for pile in piles["mountains"]]
         self._field = [[[0] * 6, [0] * 6] for _ in _MANDALAS]      # [mandala][seat][colour]
@@ -319,27 +345,24 @@ class MandalaState(State):
         if seat is None:
             return []
         if self._destroying >= 0:
-            mountain = self._mountain[self._destroying]
-            return [_TAKE[c] for c in _SIX if mountain[c]]
+            return _TAKE_BY_MASK[self._mountain_mask[self._destroying]][:]
         if self._hand_size[seat] == 0:
             return [_PASS]
-        hand = self._hands[seat]
-        discards, held = _hand_facts(tuple(hand))
+        key = tuple(self._hands[seat])
+        discards, held, (fields0, fields1) = _HANDS.get(key) or _new_hand(key)
         moves = discards[:]
-        # Kinds, mandalas, colours and counts are generated in code-point order.
+        # Kinds, mandalas, colours and counts come in code-point order.
         # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
         # for the mountain: in neither field of M.
-        spare = self._hand_size[seat] - 1   # a field action must leave one card in hand
-        if spare:
-            for m in _MANDALAS:
-                field_moves = _FIELD[m]
-                allowed = held & ~(self._mountain_mask[m] | self._field_mask[m][1 - seat])
-                for c in _BITS[allowed]:
-                    count = hand[c]
-                    moves += field_moves[c][:count if count < spare else spare]
-        for m in _MANDALAS:
-            fields = self._field_mask[m]
-            moves += _MOUNTAIN_BY_MASK[m][held & ~(fields[0] | fields[1])]
+        other = 1 - seat
+        mountain0, mountain1 = self._mountain_mask
+        on0, on1 = self._field_mask
+        for c in _BITS[held & ~(mountain0 | on0[other])]:
+            moves += fields0[c]
+        for c in _BITS[held & ~(mountain1 | on1[other])]:
+            moves += fields1[c]
+        moves += _MOUNTAIN_BY_MASK[0][held & ~(on0[0] | on0[1])]
+        moves += _MOUNTAIN_BY_MASK[1][held & ~(on1[0] | on1[1])]
         return moves
 
     # -- applying a move -----------------------------------------------------------------------
@@ -408,8 +431,9 @@ class MandalaState(State):
         self._hands[seat][c] -= n
         self._hand_size[seat] -= n
         self._field[m][seat][c] += n
-        self._field_mask[m][seat] |= 1 << c
-        if self._complete(m):
+        fields = self._field_mask[m]
+        fields[seat] |= 1 << c
+        if self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS:     # complete
             self._destroy(seat, m)
 
     def _build_mountain(self, move: str, seat: int, m: int, c: int) -> None:
@@ -425,23 +449,19 @@ class MandalaState(State):
         self._mountain_mask[m] |= 1 << c
         # Arena's reading: the player draws first, then completion is checked.
         self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
-        if self._complete(m):
+        fields = self._field_mask[m]
+        if self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS:     # complete
             self._destroy(seat, m)
 
     def _draw(self, seat: int, wanted: int) -> None:
         """Moves up to `wanted` cards from the top of the deck to the seat's hand."""
         top = self._top
-        end = min(top + wanted, len(self._deck))
+        drawn = self._deck[top:top + wanted]   # fewer when the deck runs out
         hand = self._hands[seat]
-        for c in self._deck[top:end]:
+        for c in drawn:
             hand[c] += 1
-        self._hand_size[seat] += end - top
-        self._top = end
-
-    def _complete(self, m: int) -> bool:
-        """All six colours stand somewhere in mandala m (mountain and both fields)."""
-        fields = self._field_mask[m]
-        return self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS
+        self._hand_size[seat] += len(drawn)
+        self._top = top + len(drawn)
 
     def _destroy(self, completer: int, m: int) -> None:
         """Starts taking mandala m apart: the larger field chooses first, on a tie the
@@ -519,7 +539,7 @@ class MandalaState(State):
         return ranks_from_keys([(scores[seat], -self.cup_size(seat)) for seat in (0, 1)])
 
     # -- what a seat sees ----------------------------------------------------------------------
-    def observation(self, seat: int) -> dict:
+    def observation(self, seat: int) -> dict[str, Any]:
         if seat not in (0, 1):
             raise ValueError(f"mandala has seats 0 and 1, not {seat!r}")
         to_move = self._to_move
