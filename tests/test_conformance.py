@@ -104,11 +104,10 @@ def test_a_seeded_match_is_the_start_of_that_seeds_deal(game_id, players):
         started = game.start(players, options, game.deal(players, options, random.Random(seed)))
         assert dealt.setup == started.setup
         seen: list[list] = []
-        play_random(dealt, seed, lambda state: seen.append(
-            [state.legal_moves()] + [state.observation(s) for s in range(players)]))
         replayed: list[list] = []
-        play_random(started, seed, lambda state: replayed.append(
-            [state.legal_moves()] + [state.observation(s) for s in range(players)]))
+        for state, positions in ((dealt, seen), (started, replayed)):
+            play_random(state, seed, lambda state, positions=positions: positions.append(
+                [state.legal_moves()] + [state.observation(s) for s in range(players)]))
         assert seen == replayed
         assert dealt.scores() == started.scores()
 
