@@ -141,6 +141,14 @@ def test_another_time_control_for_an_existing_ladder_is_refused(service, options
     assert stored_time_controls(service.data) == before
 
 
+def test_a_refused_start_makes_no_new_ladder_either(service):
+    done = arena("serve", "--data", str(service.data), "--port", str(free_port()),
+                 "--ladder", "flowers-mandala:2", "--ladder", "mandala:2", "--move-time", "0.5",
+                 check=False, timeout=120)
+    one_line_refusal(done, "mandala-2p")
+    assert "flowers-mandala-2p" not in stored_time_controls(service.data)
+
+
 def test_a_restart_without_time_options_keeps_the_stored_time_control(service):
     db = ServiceDB.open(service.data)
     ladder = db.ensure_ladder("mandala", 2, registry.get("mandala").rules(), None)
@@ -344,3 +352,21 @@ def test_provisional_rows_move_below_and_los_next_stays_only_between_true_neighb
     rows = provisional_apart(fit_order)
     assert [(row["rank"], row["bot"], row["provisional"], row["los_next_pct"]) for row in rows] \
         == [(1, "b/old", False, 80.0), (2, "c/old", False, None), (3, "a/new", True, None)]
+
+
+def test_a_bot_retired_while_its_version_is_checked_is_not_admitted(tmp_path):
+    from arena.serve.admission import Verdict, decide
+    from arena.serve.authors import add_author, retire_bot
+    db = ServiceDB.open(tmp_path)
+    db.ensure_ladder("mandala", 2, registry.get("mandala").rules(), None)
+    add_author(db, "ann")
+    with db.transaction() as conn:
+        conn.execute("INSERT INTO bots (author_id, name) VALUES (1, 'late')")
+        conn.execute("INSERT INTO versions (bot_id, ladder, version, folder, status, "
+                     "submitted) VALUES (1, 'mandala-2p', 'ab', '', 'checking', 0)")
+        conn.execute("INSERT INTO submissions (author_id, ladder, bot_name, version_id, "
+                     "status, created) VALUES (1, 'mandala-2p', 'late', 1, 'checking', 0)")
+    retire_bot(db, "ann", "late")
+    decide(db, 1, db.version(1), Verdict(True, "", ""))
+    assert db.version(1).status == "retired" and db.admitted("mandala-2p") == []
+    assert db.one("SELECT status FROM submissions WHERE id = 1") == ("admitted",)
