@@ -35,8 +35,8 @@ from arena.league.workers import Dispatcher, ProcessPool
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="With --executor ray: join this running Ray cluster.")
 @click.option("--move-time", type=float, default=None,
-              help="Per-move limit of the ladders' matches in seconds (default 1.0 when no "
-                   "--tc).")
+              help="Per-move limit of a new ladder's matches in seconds (default 1.0 when "
+                   "no --tc); a ladder's time control is fixed when it is made.")
 @click.option("--tc", default=None, metavar="BANK+INC", help="Time bank and increment.")
 @click.option("--startup-time", type=float, default=None,
               help="Seconds a bot gets to start and shake hands (default 10).")
@@ -54,7 +54,9 @@ def serve(data, host, port, ladders, workers, executor, ray_address, move_time, 
     if not serve_log.isEnabledFor(logging.INFO):
         serve_log.setLevel(logging.INFO)
     wanted = [service.parse_ladder(text) for text in ladders or ("mandala:2",)]
-    time_control = TimeControl.from_cli(move_time, tc, startup_time).to_record()
+    # None: an existing ladder keeps its stored time control, a new one gets the default.
+    time_control = None if move_time is None and tc is None and startup_time is None \
+        else TimeControl.from_cli(move_time, tc, startup_time).to_record()
     executor, count = _executor(workers, executor, ray_address)
     options = service.ServeOptions(
         data=data, host=host, port=port, ladders=wanted, workers=count,
@@ -102,6 +104,40 @@ def author_add(name: str, data: Path) -> None:
     from arena.serve.db import ServiceDB
     token = add_author(ServiceDB.open(data), name)
     click.echo(token)
+
+
+@author.command("rotate-token")
+@click.argument("name")
+@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The service's data folder (as given to `arena serve`).")
+def author_rotate_token(name: str, data: Path) -> None:
+    """Give an author a new token and print it (shown this once); the old one stops working
+    at once, on a running service too."""
+    from arena.serve.authors import rotate_token
+    click.echo(rotate_token(_existing_db(data), name))
+
+
+@author.command("retire-bot")
+@click.argument("author_name", metavar="AUTHOR")
+@click.argument("bot")
+@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The service's data folder (as given to `arena serve`).")
+def author_retire_bot(author_name: str, bot: str, data: Path) -> None:
+    """Retire an author's bot: it plays no more matches and its name cannot be submitted
+    again; its matches, versions and rating history stay on its page."""
+    from arena.serve.authors import retire_bot
+    retire_bot(_existing_db(data), author_name, bot)
+    click.echo(f"{author_name}/{bot} is retired")
+
+
+def _existing_db(data: Path):
+    """The data folder's database; a folder without one is a mistyped --data, not a new
+    service: refused rather than made."""
+    from arena.serve.db import DB_NAME, ServiceDB
+    if not (data / DB_NAME).is_file():
+        raise ArenaError(f"{data} holds no service database ({DB_NAME}): give the --data "
+                         "folder `arena serve` uses")
+    return ServiceDB.open(data)
 
 
 @main.command()

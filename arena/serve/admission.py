@@ -195,8 +195,11 @@ def _record(db: ServiceDB, submission_id: int, author: Author, ladder: Ladder, s
             staging: Path, folder: Path) -> None:
     now = time.time()
     with db.transaction() as conn:
-        bot = conn.execute("SELECT id FROM bots WHERE author_id = ? AND name = ?",
+        bot = conn.execute("SELECT id, retired FROM bots WHERE author_id = ? AND name = ?",
                            (author.id, spec.name)).fetchone()
+        if bot and bot[1] is not None:   # a retired bot stays retired: its name is taken
+            raise SubmissionError(f"{author.name}/{spec.name} is retired: give the bot another "
+                                  "name in its bot.toml to submit it again", status=409)
         bot_id = bot[0] if bot else conn.execute(
             "INSERT INTO bots (author_id, name) VALUES (?, ?)", (author.id, spec.name)).lastrowid
         old = conn.execute("SELECT s.id, s.status FROM versions v JOIN submissions s ON "
@@ -224,12 +227,15 @@ def _record(db: ServiceDB, submission_id: int, author: Author, ladder: Ladder, s
 
 def decide(db: ServiceDB, submission_id: int, version: Version, verdict: Verdict) -> None:
     """Records a check's verdict; an admitted version replaces its bot's previous one."""
-    status = "admitted" if verdict.passed else "rejected"
+    status = version_status = "admitted" if verdict.passed else "rejected"
     with db.transaction() as conn:
-        if verdict.passed:
+        if conn.execute("SELECT retired FROM bots WHERE id = ?",
+                        (version.bot_id,)).fetchone()[0] is not None:
+            version_status = "retired"   # retired while it was checked: it plays no more
+        if version_status == "admitted":
             conn.execute("UPDATE versions SET status = 'retired' WHERE bot_id = ? AND "
                          "ladder = ? AND status = 'admitted'", (version.bot_id, version.ladder))
-        conn.execute("UPDATE versions SET status = ? WHERE id = ?", (status, version.id))
+        conn.execute("UPDATE versions SET status = ? WHERE id = ?", (version_status, version.id))
         conn.execute("UPDATE submissions SET status = ?, reason = ?, log = ?, decided = ? "
                      "WHERE id = ?", (status, verdict.reason,
                                       verdict.log_excerpt[-LOG_EXCERPT_CHARS:], time.time(),

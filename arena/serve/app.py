@@ -27,7 +27,7 @@ from starlette.routing import Route
 from arena.render.replay import render_replay_html
 from arena.serve import views
 from arena.serve.admission import SubmissionError, recheck, submit
-from arena.serve.authors import Author, authenticate
+from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
 from arena.serve.uploads import UploadError, UploadLimits
 
@@ -69,6 +69,7 @@ def create_app(service: Service) -> Starlette:
 
 _pages = Environment(loader=PackageLoader("arena.serve", "templates"),
                      autoescape=select_autoescape(default=True, default_for_string=True))
+_pages.filters["utc"] = views.utc
 _pages.filters["elo"] = lambda value: "-" if value is None or math.isnan(value) \
     else f"{value:+.0f}"
 
@@ -127,15 +128,21 @@ async def server_error(request: Request, exc: Exception) -> Response:
 # -- pages ------------------------------------------------------------------------------------
 def home(request: Request) -> Response:
     service: Service = request.app.state.service
-    return page(request, "home.html", ladders=[views.ladder_view(service.db, ladder)
-                                               for ladder in service.db.ladders()])
+    return page(request, "home.html", ladders=[views.ladder_view(service.db, ladder,
+                                                                 service.ladders)
+                                               for ladder in service.db.ladders()],
+                provisional_matches=views.PROVISIONAL_MATCHES,
+                provisional_interval=views.PROVISIONAL_INTERVAL)
 
 
 def ladder_page(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-    return page(request, "ladder.html", ladder=views.ladder_view(service.db, ladder),
-                matches=views.matches(service.db, ladder=ladder.id, limit=30))
+    return page(request, "ladder.html", ladder=views.ladder_view(service.db, ladder,
+                                                                 service.ladders),
+                matches=views.matches(service.db, ladder=ladder.id, limit=30),
+                provisional_matches=views.PROVISIONAL_MATCHES,
+                provisional_interval=views.PROVISIONAL_INTERVAL)
 
 
 def bot_page(request: Request) -> Response:
@@ -212,6 +219,22 @@ async def recheck_from_form(request: Request) -> Response:
     return RedirectResponse(f"/submissions/{new_id}", status_code=303)
 
 
+async def retire_from_form(request: Request) -> Response:
+    """The bot page's form: its signed-in author retires the bot (nobody else may)."""
+    body = await _read_capped(request, 16 * 1024)
+    form = await _replayed(request, body).form(max_files=0, max_fields=2)
+    author = form_author(request, form)
+    owner, name = request.path_params["author"], request.path_params["name"]
+    if author.name != owner:
+        raise HTTPException(403, f"{owner}/{name} is another author's bot: you may retire "
+                                 "only your own")
+    try:   # no such bot, or retired already: refused in one line
+        await run_in_threadpool(retire_bot, request.app.state.service.db, owner, name)
+    except AuthorError as refusal:
+        raise HTTPException(409, str(refusal)) from None
+    return RedirectResponse(f"/bots/{owner}/{name}", status_code=303)
+
+
 async def login(request: Request) -> Response:
     if request.method == "GET":
         return page(request, "login.html")
@@ -236,14 +259,14 @@ def logout(request: Request) -> Response:
 # -- API --------------------------------------------------------------------------------------
 def api_ladders(request: Request) -> Response:
     service: Service = request.app.state.service
-    return JSONResponse({"ladders": [views.ladder_summary(service.db, ladder)
+    return JSONResponse({"ladders": [views.ladder_summary(service.db, ladder, service.ladders)
                                      for ladder in service.db.ladders()]})
 
 
 def api_ladder(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-    return JSONResponse(views.ladder_json(service.db, ladder))
+    return JSONResponse(views.ladder_json(service.db, ladder, service.ladders))
 
 
 def api_bots(request: Request) -> Response:
@@ -352,6 +375,7 @@ def ask_recheck(service: Service, author: Author, submission_id: int) -> int:
 ROUTES = [
     Route("/", home), Route("/ladders/{ladder}", ladder_page),
     Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
+    Route("/bots/{author}/{name}/retire", retire_from_form, methods=["POST"]),
     Route("/matches/{match}/replay", match_replay),
     Route("/submissions/{id:int}", submission_page),
     Route("/submissions/{id:int}/recheck", recheck_from_form, methods=["POST"]),

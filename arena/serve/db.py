@@ -21,11 +21,13 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from arena import sqlite
+from arena.clock import TimeControl
 from arena.errors import ArenaError
 
 DB_NAME = "service.sqlite"
 APP = "arena-serve"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: the first; 2: bots.retired (a bot its author retired), added to a 1 when it is opened."""
 
 _SCHEMA = """
 CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,6 +51,7 @@ CREATE TABLE bots (
     id        INTEGER PRIMARY KEY,
     author_id INTEGER NOT NULL REFERENCES authors(id),
     name      TEXT NOT NULL,
+    retired   REAL,                     -- when its author retired it: no more matches
     UNIQUE (author_id, name)
 );
 CREATE TABLE versions (
@@ -129,7 +132,7 @@ class ServiceDBError(ArenaError):
     """A data folder whose database cannot be used."""
 
 
-KIND = sqlite.Kind(APP, SCHEMA_VERSION, (SCHEMA_VERSION,), _SCHEMA, "arena service database",
+KIND = sqlite.Kind(APP, SCHEMA_VERSION, (1, SCHEMA_VERSION), _SCHEMA, "arena service database",
                    "give another --data folder", ServiceDBError)
 
 
@@ -140,6 +143,22 @@ class Ladder:
     players: int
     rules: str
     time_control: dict
+
+
+def time_control_text(record: dict) -> str:
+    """`0.5 s per move, start-up 10 s`: a ladder's time control, as pages and refusals say it."""
+    control = TimeControl.from_record(record)
+    return f"{control.describe()}, start-up {control.startup:g} s"
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Brings a database of schema 1 to 2 (in one transaction; a 2 is left alone)."""
+    if sqlite.marker(conn)[1] == SCHEMA_VERSION:
+        return
+    with sqlite.transaction(conn):
+        if sqlite.marker(conn)[1] == 1:   # not upgraded meanwhile by another start
+            conn.execute("ALTER TABLE bots ADD COLUMN retired REAL")
+            conn.execute("UPDATE arena_marker SET schema_version = ?", (SCHEMA_VERSION,))
 
 
 def ladder_id(game: str, players: int) -> str:
@@ -203,7 +222,7 @@ class ServiceDB:
         db = cls(folder)
         if not db.path.exists():
             sqlite.create(db.path, KIND)   # False: made meanwhile, by another start
-        db.connection()   # checks that it is ours
+        _upgrade(db.connection())   # checks that it is ours first
         return db
 
     def connection(self) -> sqlite3.Connection:
@@ -233,24 +252,34 @@ class ServiceDB:
             conn.execute("INSERT INTO secrets VALUES (?, ?)", (name, value))
             return value
 
-    def ensure_ladder(self, game: str, players: int, rules: str, time_control: dict) -> Ladder:
-        """The ladder of `game` for `players`, made if new; its time control follows the
-        latest start of the service."""
+    def ensure_ladder(self, game: str, players: int, rules: str,
+                      time_control: dict | None) -> Ladder:
+        """The ladder of `game` for `players`, made if new (with `time_control`, else the
+        default one). A ladder's time control is fixed when it is made: its ratings were
+        earned under it, so asking an existing ladder for another one is refused (None: the
+        stored one)."""
         lid = ladder_id(game, players)
         with self.transaction() as conn:
-            row = conn.execute("SELECT rules FROM ladders WHERE id = ?", (lid,)).fetchone()
+            row = conn.execute("SELECT rules, time_control FROM ladders WHERE id = ?",
+                               (lid,)).fetchone()
             if row is None:
+                time_control = time_control or TimeControl().to_record()
                 conn.execute("INSERT INTO ladders (id, game, players, rules, time_control, "
                              "created) VALUES (?, ?, ?, ?, ?, ?)",
                              (lid, game, players, rules, json.dumps(time_control), time.time()))
-            elif row[0] != rules:
-                raise ServiceDBError(
-                    f"ladder {lid} was played under rules {row[0]}, this Arena plays {rules}: "
-                    "serve it with the Arena it started with, or use another --data folder")
-            else:
-                conn.execute("UPDATE ladders SET time_control = ? WHERE id = ?",
-                             (json.dumps(time_control), lid))
-        return Ladder(lid, game, players, rules, time_control)
+                return Ladder(lid, game, players, rules, time_control)
+        stored_rules, stored = row[0], json.loads(row[1])
+        if stored_rules != rules:
+            raise ServiceDBError(
+                f"ladder {lid} was played under rules {stored_rules}, this Arena plays {rules}: "
+                "serve it with the Arena it started with, or use another --data folder")
+        if time_control is not None and time_control != stored:
+            raise ServiceDBError(
+                f"ladder {lid} plays {time_control_text(stored)} (fixed when it was made), not "
+                f"{time_control_text(time_control)}: start without --move-time, --tc and "
+                "--startup-time to serve it as it is, or give another --data folder for a new "
+                "ladder")
+        return Ladder(lid, game, players, rules, stored)
 
     def ladders(self) -> list[Ladder]:
         return [Ladder(lid, game, players, rules, json.loads(tc)) for lid, game, players, rules, tc

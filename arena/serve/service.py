@@ -21,7 +21,7 @@ from arena.errors import ArenaError
 from arena.keys import LeagueKey
 from arena.serve.admission import RETRY_PAUSE, Admission, checked, refuse_unfinished
 from arena.serve.app import Service, create_app
-from arena.serve.db import Ladder, ServiceDB
+from arena.serve.db import Ladder, ServiceDB, ladder_id
 from arena.serve.player import MatchPlayer
 from arena.serve.compliance import SAMPLE_BOT, compliance_check, sample_check
 from arena.serve.uploads import UploadLimits
@@ -41,7 +41,8 @@ class ServeOptions:
     port: int
     ladders: Sequence[tuple[str, int]]
     workers: int
-    time_control: dict
+    time_control: dict | None
+    """For new ladders; None: the stored one (the default for a new ladder)."""
     submissions_per_hour: int = DEFAULT_SUBMISSIONS_PER_HOUR
     limits: UploadLimits = UploadLimits()
     watch_load: bool = True
@@ -61,12 +62,15 @@ def parse_ladder(text: str) -> tuple[str, int]:
 
 
 def open_ladders(db: ServiceDB, wanted: Sequence[tuple[str, int]],
-                 time_control: dict) -> dict[str, Ladder]:
+                 time_control: dict | None) -> dict[str, Ladder]:
+    """The ladders to serve, made if new; a refusal (another time control, other rules)
+    comes before any new ladder is made: existing ladders are opened first."""
+    existing = {ladder.id for ladder in db.ladders()}
     ladders = {}
-    for game, players in wanted:
+    for game, players in sorted(wanted, key=lambda pair: ladder_id(*pair) not in existing):
         ladder = db.ensure_ladder(game, players, registry.get(game).rules(), time_control)
         ladders[ladder.id] = ladder
-    return ladders
+    return {ladder_id(*pair): ladders[ladder_id(*pair)] for pair in wanted}   # as asked
 
 
 def deal_key(db: ServiceDB) -> LeagueKey:
@@ -114,8 +118,8 @@ def serve(options: ServeOptions, executor: Dispatcher) -> None:
     sandbox.require()   # every bot runs sandboxed: refuse to start without bubblewrap
     check_address(options.host, options.port)
     db = ServiceDB.open(options.data)
-    refuse_unfinished(db)
     ladders = open_ladders(db, options.ladders, options.time_control)
+    refuse_unfinished(db)
     self_check(ladders, db.folder)
     key = deal_key(db)
     (db.folder / "logs").mkdir(exist_ok=True)

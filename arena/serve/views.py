@@ -7,15 +7,38 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
-from typing import Any
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any, Collection
 
 from arena import actlogs
 from arena.stats.botstats import MatchFacts, OrderEffect, order_effects
 from arena.sandbox import log_text
-from arena.serve.db import Ladder, ServiceDB, log_name
+from arena.serve.db import Ladder, ServiceDB, log_name, time_control_text
 
 LOG_TAIL_CHARS = 20_000
+PROVISIONAL_MATCHES = 30
+"""A rating from fewer matches than this is provisional: with few deals even its interval is
+unreliable (arena.stats.ratings), so it is ranked apart, below the established ones."""
+PROVISIONAL_INTERVAL = 100.0
+"""A rating whose 95% interval is wider than +/- this many Elo is provisional too."""
+
+
+def iso(moment: float | None) -> str | None:
+    """A database time (seconds since the epoch) as ISO 8601 in UTC, as the API gives it."""
+    if moment is None:
+        return None
+    return datetime.fromtimestamp(moment, timezone.utc).isoformat(timespec="seconds")
+
+
+def utc(moment: float | None) -> str:
+    """A database time as pages show it: `2026-12-02 12:34 UTC`."""
+    return "-" if moment is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(moment))
+
+
+def is_provisional(games: int, interval: float | None) -> bool:
+    return games < PROVISIONAL_MATCHES or interval is None or interval > PROVISIONAL_INTERVAL
 
 
 # -- ladders ---------------------------------------------------------------------------------
@@ -34,12 +57,44 @@ class Row:
     def bot(self) -> str:
         return f"{self.author}/{self.name}"
 
+    @property
+    def provisional(self) -> bool:
+        return is_provisional(self.games, self.interval)
+
+
+@dataclass(frozen=True)
+class RetiredBot:
+    author: str
+    name: str
+    retired: float
+    matches: int
+
+    @property
+    def bot(self) -> str:
+        return f"{self.author}/{self.name}"
+
 
 @dataclass(frozen=True)
 class LadderView:
     ladder: Ladder
     rows: list[Row]
+    """Established ratings first (best first), then the provisional ones (best first)."""
     matches: int
+    paused: bool
+    """Stored but not served by this run of the service: no matches are played on it."""
+    retired: list[RetiredBot] = field(default_factory=list)
+
+    @property
+    def time_control(self) -> str:
+        return time_control_text(self.ladder.time_control)
+
+    @property
+    def established(self) -> list[Row]:
+        return [row for row in self.rows if not row.provisional]
+
+    @property
+    def provisional(self) -> list[Row]:
+        return [row for row in self.rows if row.provisional]
 
     def bar(self, row: Row) -> dict:
         """Where a row's interval bar and rating mark go, in percent of the chart's width."""
@@ -66,28 +121,64 @@ def _rows(db: ServiceDB, ladder: Ladder) -> list[Row]:
         "JOIN authors a ON a.id = b.author_id LEFT JOIN standings s ON s.version_id = v.id "
         "WHERE v.ladder = ? AND v.status = 'admitted' "
         "ORDER BY played = 0, s.elo DESC, a.name, b.name", (ladder.id,))
-    return [Row(rank, *row) for rank, row in enumerate(found, start=1)]
+    rows = [Row(0, *row) for row in found]
+    ranked = [row for row in rows if not row.provisional] + [row for row in rows
+                                                             if row.provisional]
+    return [replace(row, rank=rank) for rank, row in enumerate(ranked, start=1)]
 
 
-def ladder_view(db: ServiceDB, ladder: Ladder) -> LadderView:
-    return LadderView(ladder, _rows(db, ladder), db.match_count(ladder.id))
+def _retired(db: ServiceDB, ladder: Ladder) -> list[RetiredBot]:
+    """The retired bots that played on the ladder, with their matches there."""
+    return [RetiredBot(*row) for row in db.query(
+        "SELECT a.name, b.name, b.retired, (SELECT COUNT(*) FROM match_seats s JOIN versions "
+        "w ON w.id = s.version_id WHERE w.bot_id = b.id AND w.ladder = ?) FROM bots b "
+        "JOIN authors a ON a.id = b.author_id WHERE b.retired IS NOT NULL AND EXISTS "
+        "(SELECT 1 FROM versions v WHERE v.bot_id = b.id AND v.ladder = ?) "
+        "ORDER BY a.name, b.name", (ladder.id, ladder.id))]
 
 
-def ladder_summary(db: ServiceDB, ladder: Ladder) -> dict:
-    view = ladder_view(db, ladder)
+def ladder_view(db: ServiceDB, ladder: Ladder, served: Collection[str]) -> LadderView:
+    """The ladder as its page shows it; `served`: the ladders this run plays (else paused)."""
+    return LadderView(ladder, _rows(db, ladder), db.match_count(ladder.id),
+                      paused=ladder.id not in served, retired=_retired(db, ladder))
+
+
+def ladder_summary(db: ServiceDB, ladder: Ladder, served: Collection[str]) -> dict:
+    view = ladder_view(db, ladder, served)
     return {"id": ladder.id, "game": ladder.game, "players": ladder.players,
             "rules": ladder.rules, "time_control": ladder.time_control,
+            "time_control_text": view.time_control, "paused": view.paused,
             "matches": view.matches, "bots": len(view.rows),
+            "provisional_bots": len(view.provisional),
+            "retired_bots": [bot.bot for bot in view.retired],
             "url": f"/api/ladders/{ladder.id}"}
 
 
-def ladder_json(db: ServiceDB, ladder: Ladder) -> dict:
+def ladder_json(db: ServiceDB, ladder: Ladder, served: Collection[str]) -> dict:
     """The ladder with the rows of `arena ladder --format json`, as of the latest refit (the
     match thread's; a request never refits: that costs time in the number of matches)."""
     stored = db.one("SELECT standings FROM ladders WHERE id = ?", (ladder.id,))[0]
     fitted = json.loads(stored) if stored else {"confidence": 0.95, "deals": 0, "anchor": None,
                                                 "virtual_draws": False, "ladder": []}
-    return {**ladder_summary(db, ladder), **fitted}
+    return {**ladder_summary(db, ladder, served), **fitted,
+            "ladder": provisional_apart(fitted["ladder"])}
+
+
+def provisional_apart(records: list[dict]) -> list[dict]:
+    """The fit's rows, each marked `provisional` or not, the established ones first and
+    ranked again in that order (a rating of 2 matches no longer ranks above one of 53)."""
+    marked = [{**record, "provisional": is_provisional(record["games"], record["interval"])}
+              for record in records]
+    ranked = ([record for record in marked if not record["provisional"]]
+              + [record for record in marked if record["provisional"]])
+    # LOS next compares a row with the one after it in the fit: kept only where that is
+    # still the row after it.
+    after = {record["bot"]: following["bot"] for record, following in zip(records, records[1:])}
+    return [{**record, "rank": rank, "los_next_pct": record.get("los_next_pct")
+             if following is not None and after.get(record["bot"]) == following["bot"]
+             else None}
+            for rank, (record, following) in enumerate(zip(ranked, ranked[1:] + [None]),
+                                                        start=1)]
 
 
 # -- bots ------------------------------------------------------------------------------------
@@ -130,6 +221,8 @@ class BotView:
     author_id: int
     author: str
     name: str
+    retired: float | None
+    """When its author retired it (it plays no more), or None."""
     versions: list[VersionView]
     forfeits: list[tuple[str, int]]
 
@@ -139,7 +232,7 @@ class BotView:
 
 
 def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
-    found = db.one("SELECT b.id, a.id, a.name, b.name FROM bots b JOIN authors a ON "
+    found = db.one("SELECT b.id, a.id, a.name, b.name, b.retired FROM bots b JOIN authors a ON "
                    "a.id = b.author_id WHERE a.name = ? AND b.name = ?", (author, name))
     if found is None:
         return None
@@ -182,17 +275,21 @@ def all_bots(db: ServiceDB) -> list[dict]:
     """Every bot with its versions' count and its admitted versions' ladders."""
     rows = db.query(
         "SELECT a.name, b.name, COUNT(v.id), GROUP_CONCAT(CASE WHEN v.status = 'admitted' "
-        "THEN v.ladder END) FROM bots b JOIN authors a ON a.id = b.author_id LEFT JOIN "
-        "versions v ON v.bot_id = b.id GROUP BY b.id ORDER BY a.name, b.name")
+        "THEN v.ladder END), b.retired FROM bots b JOIN authors a ON a.id = b.author_id LEFT "
+        "JOIN versions v ON v.bot_id = b.id GROUP BY b.id "
+        "ORDER BY b.retired IS NOT NULL, a.name, b.name")   # retired bots listed apart, last
     return [{"bot": f"{author}/{name}", "author": author, "name": name, "versions": count,
              "ladders": sorted(set(ladders.split(","))) if ladders else [],
-             "url": f"/api/bots/{author}/{name}"} for author, name, count, ladders in rows]
+             "retired": iso(retired), "url": f"/api/bots/{author}/{name}"}
+            for author, name, count, ladders, retired in rows]
 
 
 def bot_json(view: BotView) -> dict:
     return {"bot": view.full_name, "author": view.author, "name": view.name,
+            "retired": iso(view.retired),
             "versions": [{"id": v.id, "ladder": v.ladder, "version": v.version,
-                          "status": v.status, "submitted": v.submitted, "elo": _num(v.elo),
+                          "status": v.status, "submitted": iso(v.submitted),
+                          "elo": _num(v.elo),
                           "interval": _num(v.interval), "games": v.games,
                           "history": [{"games": g, "elo": _num(e), "interval": _num(i)}
                                       for g, e, i in v.history],
@@ -252,6 +349,7 @@ class MatchView:
     end: str
     forfeit_seat: int | None
     forfeit_reason: str | None
+    started: float
     stored: float
     record: dict | None = None
 
@@ -260,20 +358,21 @@ class MatchView:
                 "scores": self.scores, "ranks": self.ranks, "end": self.end,
                 "forfeit": None if self.forfeit_seat is None else
                 {"seat": self.forfeit_seat, "reason": self.forfeit_reason},
-                "stored": self.stored, "url": f"/matches/{self.id}"}
+                "started": iso(self.started), "stored": iso(self.stored),
+                "url": f"/matches/{self.id}"}
 
     def bot_url(self, label: str) -> str:
         return "/bots/" + label.split("@", 1)[0]
 
 
 _MATCH_COLUMNS = ("m.id, m.ladder, m.labels, m.scores, m.ranks, m.end_kind, m.forfeit_seat, "
-                  "m.forfeit_reason, m.stored")
+                  "m.forfeit_reason, m.started, m.stored")
 
 
 def _match(row: tuple, record: str | None = None) -> MatchView:
-    mid, lid, labels, scores, ranks, end, seat, reason, stored = row
+    mid, lid, labels, scores, ranks, end, seat, reason, started, stored = row
     return MatchView(mid, lid, json.loads(labels), json.loads(scores), json.loads(ranks), end,
-                     seat, reason, stored, json.loads(record) if record else None)
+                     seat, reason, started, stored, json.loads(record) if record else None)
 
 
 def matches(db: ServiceDB, *, ladder: str | None = None, bot_id: int | None = None,
@@ -322,7 +421,7 @@ class SubmissionView:
     def json(self, mine: bool) -> dict[str, Any]:
         data = {"id": self.id, "author": self.author, "ladder": self.ladder,
                 "bot": self.bot_name, "version": self.version, "status": self.status,
-                "created": self.created, "decided": self.decided,
+                "created": iso(self.created), "decided": iso(self.decided),
                 "url": f"/submissions/{self.id}"}
         if mine:   # why a bot failed can tell its secrets: its author's business
             data.update(reason=self.reason, log=self.log)
