@@ -5,7 +5,6 @@ Real sample bots in the real bubblewrap sandbox over real gRPC.
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from arena.match import StrategySeat, play_match
 
 SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
 TEST_BOTS = Path(__file__).parent / "protocol_bots"
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 
 
 def random_builtin() -> StrategySeat:

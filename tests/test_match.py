@@ -15,7 +15,7 @@ from engine import records
 
 SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
 TEST_BOTS = Path(__file__).parent / "protocol_bots"
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 
 
 class Stubborn(Seat):

@@ -25,7 +25,7 @@ from arena.clock import TimeControl
 from arena.errors import ArenaError
 from arena.match import StrategySeat, play_match
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 HERE = Path(__file__).parent
 MISBEHAVING = HERE / "misbehaving_bots"

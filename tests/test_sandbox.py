@@ -22,7 +22,7 @@ from arena import sandbox
 from arena.bench.sandbox import BUSY_BOT
 from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable, cgroups
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 
 @pytest.fixture
@@ -707,12 +707,14 @@ def cpu_frozen_and_thawed(bot_dir: Path) -> tuple[float, float, sandbox.Sandboxe
 
 
 @needs_freezer
+@pytest.mark.serial   # CPU used in 0.5 s: measured with nothing beside it
 def test_a_frozen_bot_uses_no_cpu_and_thaws_where_it_was(bot_dir):
     while_frozen, while_thawed, _ = cpu_frozen_and_thawed(bot_dir)
     assert while_frozen < 0.02, while_frozen
     assert while_thawed > 0.05, while_thawed   # it runs again (on a busy machine: some)
 
 
+@pytest.mark.serial   # CPU used in 0.5 s: measured with nothing beside it
 def test_freeze_and_cpu_time_work_without_cgroups_too(bot_dir, monkeypatch):
     """Where there are no cgroups (SIGSTOP to each process, CPU time summed from /proc)."""
     monkeypatch.setattr(cgroups, "placement", lambda: cgroups.Placement(
@@ -812,6 +814,7 @@ def test_an_arena_out_of_file_descriptors_still_kills_its_bot(bot_dir):
     assert int(arena.stdout.split()[-1]) >= 3   # bwrap, its init, the bot and its child
 
 
+@pytest.mark.serial   # any other arena's start would sweep the orphan first
 def test_empty_bot_cgroups_of_a_killed_arena_are_removed_and_no_others(tmp_path):
     if not cgroups.placement().folders:
         pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")
