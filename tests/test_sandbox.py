@@ -262,6 +262,7 @@ def test_a_bot_touching_4_gib_is_killed_for_memory_under_the_default_1_gib_limit
     assert bot.death() == "killed for going over its memory limit"
 
 
+@pytest.mark.serial   # a CPU limit, timed: with nothing beside it
 def test_the_cpu_limit_ends_a_busy_bot(bot_dir):
     started = time.monotonic()
     status, log = run_bot(bot_dir, "while True: pass", limits=Limits(cpu_seconds=1))
@@ -765,6 +766,7 @@ def unified_placement() -> cgroups.Placement:
     return found
 
 
+@pytest.mark.serial   # CPU used in 0.5 s: measured with nothing beside it
 def test_on_cgroup_v2_a_frozen_bot_uses_no_cpu_and_its_cgroup_goes_with_it(bot_dir,
                                                                           monkeypatch):
     placement = unified_placement()
