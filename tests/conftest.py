@@ -42,7 +42,16 @@ def _present(requirement: str) -> bool:
     return REQUIREMENTS[requirement][0]()
 
 
+# The modules that take longest (pytest --durations) go first: spread over the parallel pass's
+# workers from its start, none of them is left running alone at its end.
+LONGEST_FIRST = ("test_league.py", "test_serve_life.py", "test_starters.py", "test_ismcts.py",
+                 "test_fair_play.py", "test_ray_league.py", "test_botcheck.py", "test_go_bot.py",
+                 "test_no_orphans.py", "test_sprt_cli.py", "test_serve.py")
+
+
 def pytest_collection_modifyitems(items) -> None:
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))   # stable: modules whole
     # A test of a shared bot host, or of a module's browser, needs what they need.
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
