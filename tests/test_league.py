@@ -306,7 +306,6 @@ def test_a_worker_killed_mid_league_is_replaced_and_its_matches_played_again(
 
 
 @pytest.mark.slow
-@pytest.mark.serial   # stops the league mid-way: it must not end first for want of CPU
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_stops_cleanly_keeping_finished_matches(reference, tmp_path, bots,
                                                                   stop):
