@@ -1,9 +1,12 @@
 """Fixtures shared by the test files."""
 from __future__ import annotations
 
+import functools
+import importlib.util
 import logging
 import os
 import random
+import shutil
 import tempfile
 
 import pytest
@@ -18,11 +21,55 @@ _KEY_DIR = tempfile.TemporaryDirectory(prefix="arena-test-key-")
 os.environ["ARENA_KEY_FILE"] = os.path.join(_KEY_DIR.name, "installation.key")
 
 
+# -- what a test needs of the machine, declared once as a marker (pyproject.toml) -------------
+
+def _browser_available() -> bool:
+    return (importlib.util.find_spec("selenium") is not None
+            and all(shutil.which(path) for path in ("/usr/bin/chromium", "/usr/bin/chromedriver")))
+
+
+REQUIREMENTS = {
+    "sandbox": (sandbox.available, "bubblewrap cannot run here (apt-get install bubblewrap)"),
+    "browser": (_browser_available, "needs Debian's chromium and chromium-driver (apt-get "
+                                    "install chromium chromium-driver) and selenium"),
+    "ray": (lambda: importlib.util.find_spec("ray") is not None,
+            "needs Ray (pip install -e '.[ray]')"),
+}
+
+
+@functools.cache
+def _present(requirement: str) -> bool:
+    return REQUIREMENTS[requirement][0]()
+
+
+# The modules that take longest (pytest --durations) go first: spread over the parallel pass's
+# workers from its start, none of them is left running alone at its end.
+LONGEST_FIRST = ("test_league.py", "test_serve_life.py", "test_starters.py", "test_ismcts.py",
+                 "test_fair_play.py", "test_ray_league.py", "test_botcheck.py", "test_go_bot.py",
+                 "test_no_orphans.py", "test_sprt_cli.py", "test_serve.py")
+
+
+def pytest_collection_modifyitems(items) -> None:
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))   # stable: modules whole
+    # A test of a shared bot host, or of a module's browser, needs what they need.
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "host" in fixtures:
+            item.add_marker(pytest.mark.sandbox)
+        if "browser" in fixtures:
+            item.add_marker(pytest.mark.browser)
+
+
+def pytest_runtest_setup(item) -> None:
+    for requirement, (_, reason) in REQUIREMENTS.items():
+        if item.get_closest_marker(requirement) and not _present(requirement):
+            pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def host():
     """A bot host (gRPC server and sandboxed bot pool) shared by one test module."""
-    if not sandbox.available():
-        pytest.skip("bubblewrap cannot run here")
     with BotHost() as bot_host:
         yield bot_host
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import sandbox
 from arena.bots import BotSpec, BuiltinBot, resolve_bot
 from arena.cli import main
 from arena.errors import ArenaError
@@ -71,7 +70,7 @@ def test_resolving_a_bot_does_not_import_grpc():
     assert done.stdout.strip() == "False"
 
 
-@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+@pytest.mark.sandbox
 def test_play_follows_the_same_rule(folder_named_random, tmp_path):
     record_path = tmp_path / "match.json"
     result = CliRunner().invoke(main, ["play", "mandala", "--seed", "3", "--quiet",

@@ -18,7 +18,7 @@ from arena.league.settings import config_from_settings
 from arena.league.store import Store
 from engine import registry
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"

@@ -17,7 +17,7 @@ from arena.match import StrategySeat, play_match
 
 SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
 TEST_BOTS = Path(__file__).parent / "protocol_bots"
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 
 
 def random_builtin() -> StrategySeat:
@@ -129,6 +129,7 @@ def test_a_hang_up_just_after_the_thaw_is_a_protocol_forfeit_not_a_crash(monkeyp
 
 
 @needs_sandbox
+@pytest.mark.serial   # CPU seconds against a CPU limit: measured with nothing beside it
 def test_a_pooled_bot_is_replaced_between_matches_before_its_cpu_limit_kills_it():
     # RLIMIT_CPU counts a process's whole life: a pooled bot that spends 0.8 s of CPU a
     # match would be killed (SIGXCPU) in its 5th match under a 4 s limit. Past half the

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import shutil
 import statistics
 import subprocess
 import sys
@@ -122,7 +121,7 @@ def test_the_sign_test_by_hand():
     assert sign_test(0, 5) == 1.0
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+@pytest.mark.sandbox
 def test_ladder_stats_of_a_league_match_its_records(tmp_path):
     folder = tmp_path / "lg"
     arena("league", "run", "--game", "mandala", "--deals", 4, "--seed", 3,

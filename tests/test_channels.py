@@ -25,7 +25,7 @@ from arena.clock import TimeControl
 from arena.match import StrategySeat, play_match
 from arena.sandbox import mounts, seccomp
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 BOT = Path(__file__).parent / "misbehaving_bots" / "channels"
 sys.path.insert(0, str(BOT))

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import sandbox
 from arena.cli import main
 from arena.debug import debug_position
 from engine import records
@@ -20,7 +19,7 @@ ROOT = Path(__file__).parent.parent
 GREEDY = ROOT / "sample_bots" / "greedy"
 ILLEGAL = ROOT / "tests" / "misbehaving_bots" / "illegal_move"
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 TALKER = '''
 import sys

@@ -10,10 +10,9 @@ import sys
 
 import pytest
 
-from arena import sandbox
 from arena.sandbox import cgroups, doctor
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 PROTECTIONS = ["namespaces", "uid drop", "cgroup memory", "cgroup pids", "cgroup cpu",
                "cgroup cpuacct", "cgroup freezer", "seccomp", "user namespaces blocked",

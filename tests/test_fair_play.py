@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox
 from arena.bench import fairness
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
@@ -37,7 +36,7 @@ from arena.league.store import Store
 from engine import registry
 from engine.records import verify as records_verify
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "hostile_bots"
@@ -180,12 +179,11 @@ def test_the_repeat_check_sees_a_process_that_met_one_deal_in_two_seatings(tmp_p
     ("mandala", 2, "local"),
     ("flowers-mandala", 3, "local"),
     ("flowers-mandala", 4, "local"),
-    ("mandala", 2, "ray"),
+    # Ray starts in seconds: the full suite plays its league, the quick selection the others.
+    pytest.param("mandala", 2, "ray", marks=[pytest.mark.ray, pytest.mark.slow]),
 ])
 def test_no_bot_process_meets_a_deal_twice_in_a_default_league(tmp_path, game, players,
                                                                executor):
-    if executor == "ray" and importlib.util.find_spec("ray") is None:
-        pytest.skip("ray is not installed")
     league = tmp_path / "league"
     others = [SAMPLE_BOTS / name for name in ("random", "first", "greedy")][:max(players, 2)]
     arena("league", "run", "--game", game, "--players", players, "--deals", 3, "--seed", 2,
@@ -227,6 +225,7 @@ def test_match_over_reaches_every_seat_before_the_arena_closes(tmp_path):
 
 # -- no CPU stolen ------------------------------------------------------------------------------
 
+@pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it
 def test_a_bot_spinning_in_setsid_children_takes_no_cpu_from_its_opponent(tmp_path):
     # The thief's 30 children spin in sessions of their own, yet while the fixed-work bot
     # thinks they get next to no CPU: the thief's cgroup counts a few milliseconds at most
@@ -239,6 +238,7 @@ def test_a_bot_spinning_in_setsid_children_takes_no_cpu_from_its_opponent(tmp_pa
     assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 4
 
 
+@pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it
 def test_a_thief_moving_twice_in_a_row_is_frozen_before_its_opponent_moves(tmp_path):
     # In flowers a seat plays, then draws: the arena leaves it thawed between its own two
     # moves (no other bot runs then) and freezes it before the other seat is asked, so its
@@ -253,6 +253,7 @@ def test_a_thief_moving_twice_in_a_row_is_frozen_before_its_opponent_moves(tmp_p
     assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 2
 
 
+@pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it
 def test_without_freezing_the_same_thief_takes_cpu_from_its_opponent(tmp_path):
     # The control: what the test above would see if bots were not frozen between turns (the
     # thief's one-core quota still lets it spin through its opponent's whole move, some
@@ -304,6 +305,7 @@ def test_a_bot_computing_in_the_kernel_while_frozen_forfeits_for_fair_play(tmp_p
     assert records_verify(record)["ok"]   # the forfeiter is the seat to move
 
 
+@pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it
 def test_an_honest_bot_is_never_charged_for_the_freezers_moment(tmp_path):
     # The control: bots that only think in their own moves play whole matches, no forfeit.
     with BotHost(log_dir=tmp_path / "logs") as host:

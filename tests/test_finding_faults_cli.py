@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import sandbox
 from arena.cli import main
 from engine import records
 
@@ -17,7 +16,7 @@ ROOT = Path(__file__).parent.parent
 ILLEGAL = ROOT / "tests" / "misbehaving_bots" / "illegal_move"
 CRASHY = ROOT / "tests" / "misbehaving_bots" / "crash_mid_match"
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 
 def run(*args):

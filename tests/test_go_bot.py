@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import sandbox
 from arena.bots import BotSpec
 from arena.cli import main
 from engine import registry
@@ -42,7 +41,7 @@ def _missing() -> list[str]:
             + [str(GOCODE / source) for source in GO_SOURCES if not (GOCODE / source).is_dir()])
 
 
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 needs_go = pytest.mark.skipif(bool(_missing()),
                               reason=f"the Go bot cannot be built here: missing "
                                      f"{', '.join(_missing())} (apt-get install {PACKAGES})")

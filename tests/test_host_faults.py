@@ -23,14 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox
 from arena.bots import BotSpec
 from arena.clock import TimeControl
 from arena.errors import HostError, HostOverloaded
 from arena.match import play_match
 from arena.sandbox import cgroups
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 HERE = Path(__file__).parent
 RANDOM = HERE.parent / "sample_bots" / "random"
@@ -135,6 +134,7 @@ def forfeits(database: Path) -> list:
     return [record["result"]["forfeit"] for record in records if "forfeit" in record["result"]]
 
 
+@pytest.mark.serial   # the machine's load is what it measures
 def test_a_timeout_while_spinners_hold_the_cores_is_voided_not_charged(host):
     idle = play_match("mandala", 2, {}, 5, [host.seat(spec(HUNGRY), lane=0),
                                            host.seat(spec(RANDOM), lane=1)], QUICK)
@@ -157,6 +157,7 @@ def test_a_timeout_while_spinners_hold_the_cores_is_voided_not_charged(host):
     assert "voided, not the bot's loss" in str(voided[0])
 
 
+@pytest.mark.serial   # the machine's load is what it measures
 @pytest.mark.parametrize("loaded", [False, True], ids=["idle machine", "loaded machine"])
 def test_a_bot_that_overruns_its_time_is_charged_with_what_was_measured(host, loaded):
     seats = [host.seat(spec(LATE), lane=0), host.seat(spec(RANDOM), lane=1)]

@@ -51,6 +51,7 @@ def test_the_same_seed_and_iterations_give_the_same_moves(host):
     assert first == second and len(first) > 20
 
 
+@pytest.mark.serial   # forfeits on a short clock: timed with nothing beside it
 @pytest.mark.parametrize("game_id", ["mandala", "flowers"])
 def test_ismcts_keeps_its_clock_at_a_tenth_of_a_second_per_move(host, game_id):
     """(In `flowers` the look-ahead placement keeps to the clock too.)"""
@@ -104,6 +105,7 @@ def head_to_head(game_id: str, deals: int, iterations: int) -> float:
     return share_against_greedy(game_id, deals, make_chooser)
 
 
+@pytest.mark.slow   # a strength experiment: 10 searching matches
 def test_ismcts_beats_greedy_in_mandala():
     assert head_to_head("mandala", deals=5, iterations=300) >= 0.7
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+import pytest
 from browser import chromium
 from click.testing import CliRunner
 from test_ladder_cli import STRENGTH, make_league
@@ -78,6 +79,7 @@ def test_what_a_bot_names_is_escaped():
     parse(page)
 
 
+@pytest.mark.browser
 def test_the_page_opens_in_chromium_with_its_tables_and_charts(tmp_path):
     league = make_league(tmp_path / "summer")
     result = CliRunner().invoke(main, ["ladder", str(league), "--format", "html"])

@@ -33,7 +33,7 @@ ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 # A small league: 3 bots, 3 pairs, 4 deals, both seatings = 24 matches of mandala.
 LEAGUE = ["--game", "mandala", "--deals", "4", "--seed", "5", "--move-time", "2"]
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+pytestmark = pytest.mark.sandbox
 
 
 def arena(*args, check=True, **kwargs) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from engine import records
 
 SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
 TEST_BOTS = Path(__file__).parent / "protocol_bots"
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 
 
 class Stubborn(Seat):
@@ -138,6 +138,7 @@ def test_a_subprocess_bot_plays_exactly_like_the_same_strategy_in_process(host):
 
 
 @needs_sandbox
+@pytest.mark.serial   # forfeits on a short clock: timed with nothing beside it
 def test_a_move_over_the_per_move_limit_forfeits_on_time(host):
     with host.seat(BotSpec.load(TEST_BOTS / "sleepy")) as sleepy:   # 0.15 s per move
         record = play_match("mandala", 2, {}, 1, [sleepy, builtin("random")],
@@ -150,6 +151,7 @@ def test_a_move_over_the_per_move_limit_forfeits_on_time(host):
 
 
 @needs_sandbox
+@pytest.mark.serial   # forfeits on a short clock: timed with nothing beside it
 def test_an_empty_bank_forfeits_on_time(host):
     with host.seat(BotSpec.load(TEST_BOTS / "sleepy")) as sleepy:   # 0.15 s per move
         record = play_match("mandala", 2, {}, 1, [builtin("random"), sleepy],

@@ -25,7 +25,7 @@ from arena.clock import TimeControl
 from arena.errors import ArenaError
 from arena.match import StrategySeat, play_match
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 HERE = Path(__file__).parent
 MISBEHAVING = HERE / "misbehaving_bots"
@@ -167,6 +167,7 @@ ROOMY = TimeControl(move_time=20.0, startup=10.0)
     ("memory_hog", "memory", ROOMY, ""),  # the kernel killed it at 1 GiB (writing 1 GiB takes time)
     ("wrong_token", "crash", TIME_CONTROL, "handshake refused: UNAUTHENTICATED"),
 ], ids=lambda value: value if isinstance(value, str) and value.isidentifier() else "")
+@pytest.mark.serial   # forfeits on a short clock: timed with nothing beside it
 def test_a_misbehaving_bot_forfeits_with_its_reason(host, good, name, reason, time_control,
                                                     log_says):
     record, log, _ = play_misbehaving(host, good, MISBEHAVING / name, time_control=time_control)
@@ -188,6 +189,7 @@ def test_a_bot_that_exits_at_start_forfeits_before_any_move(host, good):
     assert "giving up before the handshake" in log
 
 
+@pytest.mark.serial   # forfeits on a short clock: timed with nothing beside it
 def test_the_start_up_budget_is_its_own_and_the_arena_measures_it(host, good, tmp_path):
     # 0.8 s to start: over a 0.4 s start-up budget (a forfeit on time before any move), but
     # fine with a 5 s one although every move may take only 0.5 s.
@@ -202,6 +204,7 @@ def test_the_start_up_budget_is_its_own_and_the_arena_measures_it(host, good, tm
     assert record["result"]["end"] == "normal"
 
 
+@pytest.mark.serial   # forfeits on a short clock: timed with nothing beside it
 def test_a_fork_bomb_times_out_and_leaves_nothing(host, good):
     record, log, pids = play_misbehaving(host, good, MISBEHAVING / "fork_bomb")
     assert (forfeit_of(record)["seat"], forfeit_of(record)["reason"]) == (0, "timeout")

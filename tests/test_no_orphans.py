@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox
 from arena.sandbox import proctree, reaper
 from orphans import (GONE_WITHIN, alive, assert_all_gone, bot_cgroups, needs_freezer,
                      tree, wait_for_frozen_bots)
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 HERE = Path(__file__).parent
 SLOW = HERE / "lifecycle_bots" / "slow"
@@ -69,7 +68,8 @@ def test_a_league_killed_leaves_no_bot(tmp_path, how):
 
 @pytest.mark.slow
 @needs_freezer
-@pytest.mark.parametrize("executor", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("executor", [
+    "local", pytest.param("ray", marks=[pytest.mark.slow, pytest.mark.ray])])
 def test_a_league_worker_killed_with_kill_9_leaves_no_bot_and_the_league_goes_on(tmp_path,
                                                                                  executor):
     """On Ray the worker is an actor, killed by its pid as any process: its bots end all the
@@ -101,6 +101,7 @@ def reaper_of(arena_pid: int) -> int:
 
 
 @needs_freezer
+@pytest.mark.serial   # any other arena command would end these bots first
 def test_bots_left_when_the_reaper_dies_too_are_ended_by_the_next_command(tmp_path):
     arena = play(tmp_path, SLOW, HEAVY)
     owners, groups, pids = wait_for_frozen_bots(arena, 2)
@@ -140,6 +141,7 @@ def test_a_match_that_ends_normally_leaves_no_bot_and_its_reaper_ends(tmp_path):
 
 @needs_freezer
 @pytest.mark.slow   # Ray starts in seconds
+@pytest.mark.ray
 def test_the_end_of_a_league_on_ray_leaves_no_bot(tmp_path):
     """The actors (in the league's process tree: its own Ray instance) end their bots when
     the run ends, frozen ones included."""

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import sandbox
 from arena.cli import main
 from arena.keys import installation_key
 from arena.match import StrategySeat, play_match
@@ -18,7 +17,7 @@ from engine import records
 
 ROOT = Path(__file__).parent.parent
 SAMPLE_BOTS = ROOT / "sample_bots"
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 
 
 def run(*args):

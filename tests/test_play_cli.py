@@ -8,12 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena import sandbox
 from arena.keys import KEY_FILE_ENV, installation_key
 from engine import records, registry
 
 SAMPLE_BOTS = Path(__file__).parent.parent / "sample_bots"
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 
 
 def run(*args: str):

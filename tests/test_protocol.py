@@ -15,7 +15,6 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from arena import sandbox
 from arena.bot_errors import BotCrashed
 from arena.bots import BotHost, BotSpec
 from arena.cli import main
@@ -24,8 +23,7 @@ from arena.match import MatchInfo, StrategySeat, play_match
 from arena.v1 import arena_pb2, arena_pb2_grpc
 from fake_transport import FakeSpawn, fake_spec, first_legal
 
-needs_sandbox = pytest.mark.skipif(not sandbox.available(),
-                                   reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 
 HERE = Path(__file__).parent
 SAMPLE_BOTS = HERE.parent / "sample_bots"

@@ -23,10 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox
 from arena.league.store import DB_NAME, Store
 
-pytestmark = [pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here"),
+pytestmark = [pytest.mark.sandbox, pytest.mark.ray,
               pytest.mark.slow]   # Ray starts in seconds, each league: full suite only
 
 SAMPLE_BOTS = Path(__file__).resolve().parent.parent / "sample_bots"

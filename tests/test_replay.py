@@ -82,6 +82,7 @@ def test_a_record_that_does_not_replay_is_refused_in_one_line(played, tmp_path):
     assert done.stderr.startswith("arena: error:") and len(done.stderr.splitlines()) == 1
 
 
+@pytest.mark.browser
 def test_the_page_steps_through_the_plies_in_chromium(played, tmp_path):
     record = json.loads(played[0].read_text())
     record["players"][1] = HOSTILE   # a name a hostile bot could choose

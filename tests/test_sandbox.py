@@ -22,7 +22,7 @@ from arena import sandbox
 from arena.bench.sandbox import BUSY_BOT
 from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable, cgroups, logdrain
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 
 @pytest.fixture
@@ -262,6 +262,7 @@ def test_a_bot_touching_4_gib_is_killed_for_memory_under_the_default_1_gib_limit
     assert bot.death() == "killed for going over its memory limit"
 
 
+@pytest.mark.serial   # a CPU limit, timed: with nothing beside it
 def test_the_cpu_limit_ends_a_busy_bot(bot_dir):
     started = time.monotonic()
     status, log = run_bot(bot_dir, "while True: pass", limits=Limits(cpu_seconds=1))
@@ -707,6 +708,7 @@ def cpu_frozen_and_thawed(bot_dir: Path) -> tuple[float, float, sandbox.Sandboxe
 
 
 @needs_freezer
+@pytest.mark.serial   # CPU used in 0.5 s: measured with nothing beside it
 def test_a_frozen_bot_uses_no_cpu_and_thaws_where_it_was(bot_dir):
     while_frozen, while_thawed, _ = cpu_frozen_and_thawed(bot_dir)
     assert while_frozen < 0.02, while_frozen
@@ -747,6 +749,7 @@ def test_an_empty_cgroup_of_the_bot_stays_frozen_while_it_lives_and_goes_with_it
 
 
 @needs_freezer_v1
+@pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
 def test_a_killed_arenas_bot_cgroup_goes_with_its_kept_frozen_cgroup():
     _, arena_folder = cgroups.placement().folders["freezer"]
     gone = subprocess.Popen(["true"])
@@ -765,6 +768,7 @@ def test_a_killed_arenas_bot_cgroup_goes_with_its_kept_frozen_cgroup():
                 folder.rmdir()
 
 
+@pytest.mark.serial   # CPU used in 0.5 s: measured with nothing beside it
 def test_freeze_and_cpu_time_work_without_cgroups_too(bot_dir, monkeypatch):
     """Where there are no cgroups (SIGSTOP to each process, CPU time summed from /proc)."""
     monkeypatch.setattr(cgroups, "placement", lambda: cgroups.Placement(
@@ -815,6 +819,7 @@ def unified_placement() -> cgroups.Placement:
     return found
 
 
+@pytest.mark.serial   # CPU used in 0.5 s: measured with nothing beside it
 def test_on_cgroup_v2_a_frozen_bot_uses_no_cpu_and_its_cgroup_goes_with_it(bot_dir,
                                                                           monkeypatch):
     placement = unified_placement()
@@ -864,6 +869,7 @@ def test_an_arena_out_of_file_descriptors_still_kills_its_bot(bot_dir):
     assert int(arena.stdout.split()[-1]) >= 3   # bwrap, its init, the bot and its child
 
 
+@pytest.mark.serial   # any other arena's start would sweep the orphan first
 def test_empty_bot_cgroups_of_a_killed_arena_are_removed_and_no_others(tmp_path):
     if not cgroups.placement().folders:
         pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")

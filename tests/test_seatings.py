@@ -106,7 +106,7 @@ def ladder_stats(folder: Path) -> dict[str, dict]:
     return {row["bot"].split("@")[0]: row for row in json.loads(result.output)["stats"]}
 
 
-@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+@pytest.mark.sandbox
 def test_a_bot_passing_hands_learns_nothing_from_independent_deals_and_is_flagged_mirrored(
         tmp_path, fixed_key):
     # Playing at random in its first seating of a deal, the passer loses about half of those;
@@ -132,7 +132,7 @@ def test_a_bot_passing_hands_learns_nothing_from_independent_deals_and_is_flagge
     assert len({line.split("\t")[1] for line in written}) > deals
 
 
-@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+@pytest.mark.sandbox
 def test_fresh_processes_per_match_pass_hands_just_the_same(tmp_path, fixed_key):
     # --fresh-bots starts a process per match: no process outlives its match, yet the
     # channel outlives them all. Only independent deals leave it nothing to carry.

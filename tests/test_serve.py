@@ -29,7 +29,7 @@ from serving import SAMPLES, Service, arena, free_port, make_bot, random_player
 SUBMISSIONS_PER_HOUR = 8
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 
 def started_service(where: Path) -> Service:
@@ -53,8 +53,6 @@ def service(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip("Debian's chromium and chromium-driver are not installed")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service as DriverService
     options = webdriver.ChromeOptions()

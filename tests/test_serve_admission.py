@@ -18,14 +18,13 @@ import time
 
 import pytest
 
-from arena import sandbox
 from arena.serve.uploads import pack_folder
 from browser import chromium
 from serving import ROOT, Service, arena, free_port, make_bot, random_player
 
 STARTUP = 6.0   # the ladder's start-up budget, seconds
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 UNTIL_READY = """
 READY_AT = {ready_at!r}
@@ -104,6 +103,7 @@ def test_a_rejected_version_gets_one_recheck_from_the_cli(service, tmp_path):
         assert words in lines[0], lines
 
 
+@pytest.mark.browser
 def test_a_rejected_version_gets_one_recheck_from_its_page_and_the_api(service, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait

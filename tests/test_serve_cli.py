@@ -6,6 +6,7 @@ import re
 import socket
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
@@ -66,6 +67,7 @@ def test_submit_and_recheck_refuse_bad_input_and_an_unreachable_server(tmp_path)
                        "--token", "t"), "'seven' is not a valid integer")
 
 
+@pytest.mark.slow   # a benchmark's tables: a service plays batches up to 16 (95 s of a quick run)
 def test_bench_serve_prints_the_settling_memory_and_life_tables():
     result = run("bench", "serve", "--repeats", "1", "--matches", "2000", "--batches", "16")
     assert result.exit_code == 0, result.output

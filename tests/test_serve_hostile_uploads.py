@@ -17,7 +17,6 @@ import zlib
 
 import pytest
 
-from arena import sandbox
 from arena.serve.uploads import pack_folder
 from serving import Service, free_port, make_bot
 
@@ -27,7 +26,7 @@ PEAK_LIMIT_KIB = 300 * 1024
 ZEROS = 1536 * MiB   # what each bomb holds
 CLAIMED = 3 * GiB    # what the hostile headers say they hold
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 
 def deflated_zeros(size: int) -> tuple[bytes, int]:

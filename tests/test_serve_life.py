@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox
 from arena.bench.serve import add_admitted
 from arena.bots import BotSpec
 from arena.keys import LeagueKey
@@ -35,7 +34,7 @@ from orphans import (alive, assert_all_gone, bot_cgroups, members, needs_freezer
                      wait_for_frozen_bots)
 from serving import SAMPLES, Service, free_port
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 LIFECYCLE = Path(__file__).parent / "lifecycle_bots"
 CORES = len(os.sched_getaffinity(0))
@@ -116,7 +115,8 @@ def stop_ray(executor: str) -> None:
         ray.shutdown()
 
 
-@pytest.mark.parametrize("executor", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("executor", [
+    "local", pytest.param("ray", marks=[pytest.mark.slow, pytest.mark.ray])])
 def test_a_host_fault_pauses_the_ladder_and_its_matches_are_played_later_uncharged(
         tmp_path, caplog, executor):
     db, ladder = ladder_db(tmp_path, {"random": SAMPLES / "random", "first": SAMPLES / "first"})
@@ -188,7 +188,7 @@ def test_the_load_watch_reads_the_machines_real_load():
 # -- arena serve, killed while its bots are frozen -------------------------------------------
 
 @pytest.fixture(scope="module",
-                params=["local", pytest.param("ray", marks=pytest.mark.slow)])
+                params=["local", pytest.param("ray", marks=[pytest.mark.slow, pytest.mark.ray])])
 def frozen_ladder(tmp_path_factory, request):
     """A service whose ladder plays `slow` (thinks 0.2 s a move: its opponent sleeps frozen)
     against `heavy` (holds 500 MiB), submitted by two authors, with more workers asked for
@@ -269,6 +269,7 @@ WARM_UP = 20.0
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_a_service_on_ray_keeps_its_bots_and_actors_flat_and_leaves_nothing(tmp_path):
     service = Service(tmp_path / "data", free_port(), tmp_path / "serve.log",
                       ["--executor", "ray", "--move-time", "2"])

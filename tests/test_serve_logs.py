@@ -13,12 +13,11 @@ import time
 
 import pytest
 
-from arena import sandbox
 from arena.serve.uploads import pack_folder
 from test_bot_logs import FORGED_HEADER, forged_lines, shows_each_forgery_on_one_line
 from test_serve import Service, make_bot, started_service
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 TWIN = """
 import random, sys

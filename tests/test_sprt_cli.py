@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GREEDY, RANDOM = ROOT / "sample_bots" / "greedy", ROOT / "sample_bots" / "random"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+pytestmark = pytest.mark.sandbox
 
 
 def arena(cwd: Path, *args) -> subprocess.CompletedProcess:

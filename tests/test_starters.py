@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox
 from arena.bots import BotSpec
 from arena.starters import LANGUAGES, PLACEHOLDER
 from engine import registry
@@ -32,7 +31,7 @@ CPP_TOOLS = ["g++", "pkg-config", "protoc", "grpc_cpp_plugin"]
 JAVA_TOOLS = ["java", "javac", "jar", "protoc"]
 PROTOBUF_JAR = Path("/usr/share/java/protobuf.jar")
 
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 
 
 def needs(*tools: str, packages: str):

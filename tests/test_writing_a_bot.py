@@ -26,7 +26,7 @@ PAGE = ROOT / "docs" / "writing-a-bot.md"
 NODE_SAMPLE = ROOT / "sample_bots" / "node-random"
 RANDOM_SAMPLE = ROOT / "sample_bots" / "random"
 
-needs_sandbox = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+needs_sandbox = pytest.mark.sandbox
 needs_node = pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None,
                                 reason="Node.js and npm are not installed (apt-get install "
                                        "nodejs npm)")
