@@ -194,7 +194,8 @@ def page(db: ServiceDB, ladder, path: str) -> str:
         matched = route.path_regex.fullmatch(path)
         if matched:
             request = Request({"type": "http", "method": "GET", "path": path, "headers": [],
-                               "query_string": b"", "path_params": matched.groupdict()})
+                               "query_string": b"", "path_params": matched.groupdict(),
+                               "app": app})
             return route.endpoint(request).body.decode()
     raise AssertionError(f"no route for {path}")
 
