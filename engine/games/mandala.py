@@ -32,52 +32,32 @@ from typing import Any, Mapping, Sequence
 
 from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupError, State,
                          ranks_from_keys)
+from engine.games.mandala_rules import (ALL_COLOURS, BITS, CARDS_PER_COLOUR, COLOURS, COUNTS,
+                                        CUP_CARDS, DISCARD, END_PASSES, END_REFILL, END_RIVER,
+                                        FIELD, HAND_LIMIT, INDEX, MANDALAS, MOUNTAIN,
+                                        MOUNTAIN_BY_MASK, MOUNTAIN_DRAW, NOTATION_HELP, PASS,
+                                        RIVER_SLOTS, SIX, TAKE, TAKE_BY_MASK, card_names,
+                                        colour_counts, colour_mask, deal_codes, read_setup,
+                                        setup_names)
 
-COLOURS = ("black", "green", "orange", "purple", "red", "yellow")
-"""Colour names, alphabetical: a colour's index in this tuple is its code everywhere below."""
-_INDEX = {name: c for c, name in enumerate(COLOURS)}
-CARDS_PER_COLOUR = 18
-HAND_LIMIT = 8          # a mountain action's draw stops at 8 cards in hand
-MOUNTAIN_DRAW = 3       # ...or after 3 cards drawn
-RIVER_SLOTS = 6
-_SIX = range(6)
-_MANDALAS = (0, 1)
+# What strategies and tests import from here (the game's one public module).
+__all__ = ["COLOURS", "CUP_CARDS", "RIVER_SLOTS", "Mandala", "MandalaState"]
 
-# How a setup is laid out: key -> cards in each of its 2 piles; the deck holds the rest.
-CUP_CARDS = 2           # secret cards dealt into each cup
-_SETUP_PILES = {"cups": CUP_CARDS, "hands": 6, "mountains": 2}
-_DECK_SIZE = 6 * CARDS_PER_COLOUR - 2 * sum(_SETUP_PILES.values())
 
-# Every move string, built once. Because colours are alphabetical and legal counts stay below
-# 10 (a hand holds at most 8), generating moves in the nested order kind / mandala / colour /
-# count yields a list that is already in code-point order, so legal_moves never sorts.
-# Counts go up to the whole deck so that `discard red 12` parses and is refused for what it
-# is (too many cards), not as bad notation.
-_COUNTS = range(1, 6 * CARDS_PER_COLOUR + 1)
-_DISCARD = [[f"discard {name} {n}" for n in _COUNTS] for name in COLOURS]
-_FIELD = [[[f"field {m} {name} {n}" for n in _COUNTS] for name in COLOURS] for m in _MANDALAS]
-_MOUNTAIN = [[f"mountain {m} {name}" for name in COLOURS] for m in _MANDALAS]
-_TAKE = [f"take {name}" for name in COLOURS]
-_PASS = "pass"
-
-# Move text -> (kind, mandala, colour, count): parsing is one dictionary look-up.
+# Move text -> (kind, mandala, colour, count): parsing is one dictionary look-up. This table and
+# _HANDS live here, not in mandala_rules, because CPython 3.11 compiles `NAME.get(...)` on an
+# imported NAME to a slower attribute load, and these look-ups run on every move.
 _DISCARD_KIND, _FIELD_KIND, _MOUNTAIN_KIND, _TAKE_KIND, _PASS_KIND = range(5)
-_PARSE: dict[str, tuple[int, int, int, int]] = {_PASS: (_PASS_KIND, -1, -1, 0)}
-for _c in _SIX:
-    _PARSE[_TAKE[_c]] = (_TAKE_KIND, -1, _c, 0)
-    for _n in _COUNTS:
-        _PARSE[_DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, _n)
-    for _m in _MANDALAS:
-        _PARSE[_MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1)
-        for _n in _COUNTS:
-            _PARSE[_FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, _n)
+_PARSE: dict[str, tuple[int, int, int, int]] = {PASS: (_PASS_KIND, -1, -1, 0)}
+for _c in SIX:
+    _PARSE[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0)
+    for _n in COUNTS:
+        _PARSE[DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, _n)
+    for _m in MANDALAS:
+        _PARSE[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1)
+        for _n in COUNTS:
+            _PARSE[FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, _n)
 
-# Legal-move pieces. Colour sets are 6-bit masks (bit c = colour c).
-_ALL_COLOURS = 0b111111
-_BITS = [tuple(c for c in _SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
-_MOUNTAIN_BY_MASK = [[[_MOUNTAIN[m][c] for c in _BITS[mask]] for mask in range(64)]
-                     for m in _MANDALAS]
-_TAKE_BY_MASK = [[_TAKE[c] for c in _BITS[mask]] for mask in range(64)]
 _HANDS: dict[tuple[int, ...], tuple[list[str], int, list[list[list[str]]]]] = {}
 """Hand (its six counts) -> what the hand alone decides: its discard moves, the mask of its
 colours and, per mandala and colour, its field moves (as many cards as it may put there).
@@ -85,30 +65,11 @@ Memoised: there are only 3003 hands of at most 8 cards, and the same ones come b
 
 
 def _new_hand(hand: tuple[int, ...]) -> tuple[list[str], int, list[list[list[str]]]]:
-    discards = [move for c in _SIX for move in _DISCARD[c][:hand[c]]]
+    discards = [move for c in SIX for move in DISCARD[c][:hand[c]]]
     spare = sum(hand) - 1                   # a field action must leave one card in hand
-    fields = [[_FIELD[m][c][:min(hand[c], spare)] for c in _SIX] for m in _MANDALAS]
-    facts = _HANDS[hand] = (discards, sum(1 << c for c in _SIX if hand[c]), fields)
+    fields = [[FIELD[m][c][:min(hand[c], spare)] for c in SIX] for m in MANDALAS]
+    facts = _HANDS[hand] = (discards, sum(1 << c for c in SIX if hand[c]), fields)
     return facts
-
-
-_NOTATION_HELP = ("expected 'mountain M COLOUR', 'field M COLOUR N', 'discard COLOUR N', "
-                  "'take COLOUR' or 'pass' with M 0 or 1, N a count and COLOUR one of "
-                  + " ".join(COLOURS))
-
-# Why a game ended (observation field `end`).
-END_RIVER = "river"      # a sixth colour reached a river
-END_REFILL = "refill"    # a destroyed mandala could not be refilled with 2 cards
-END_PASSES = "passes"    # two passes in a row
-
-
-def _cards(counts: list[int]) -> list[str]:
-    """Colour counts as a sorted list of colour names."""
-    cards: list[str] = []
-    for name, count in zip(COLOURS, counts):
-        if count:
-            cards += [name] * count
-    return cards
 
 
 class Mandala(Game):
@@ -129,20 +90,20 @@ class Mandala(Game):
         return 2 * (plays + takes) + 2
 
     def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        piles, deck = _deal_codes(rng)
-        return _setup_names(piles, deck)
+        piles, deck = deal_codes(rng)
+        return setup_names(piles, deck)
 
     def start(self, players: int, options: dict[str, Any],
               setup: Mapping[str, Any]) -> "MandalaState":
         self.check_players(players)
-        piles, deck = _read_setup(setup)
+        piles, deck = read_setup(setup)
         return MandalaState(self, options, piles, deck)
 
     def start_dealt(self, players: int, options: dict[str, Any],
                     rng: random.Random) -> "MandalaState":
         # Every seeded match starts here: the deal just made is legal, so unlike start it
         # goes to the state unchecked (checking it cost a third of a random playout).
-        piles, deck = _deal_codes(rng)
+        piles, deck = deal_codes(rng)
         return MandalaState(self, options, piles, deck)
 
     def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
@@ -162,8 +123,8 @@ class Mandala(Game):
         for player in observation["players"]:
             seen += player["river"] + player["cup_taken"]
         for name in seen:
-            unseen[_INDEX[name]] -= 1
-        pool = [c for c in _SIX for _ in range(unseen[c])]
+            unseen[INDEX[name]] -= 1
+        pool = [c for c in SIX for _ in range(unseen[c])]
         opponent = observation["players"][1 - seat]
         secret_sizes = [p["cup_size"] - len(p["cup_taken"]) for p in observation["players"]]
         wanted = opponent["hand_size"] + sum(secret_sizes) + observation["deck_size"]
@@ -174,86 +135,13 @@ class Mandala(Game):
         hidden_hand, pool = pool[:opponent["hand_size"]], pool[opponent["hand_size"]:]
         secret = []
         for size in secret_sizes:
-            secret.append(_counts(pool[:size]))
+            secret.append(colour_counts(pool[:size]))
             pool = pool[size:]
         hands: list[list[int]] = [[], []]
-        hands[seat] = _counts([_INDEX[name] for name in observation["hand"]])
-        hands[1 - seat] = _counts(hidden_hand)
+        hands[seat] = colour_counts([INDEX[name] for name in observation["hand"]])
+        hands[1 - seat] = colour_counts(hidden_hand)
         return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
 
-
-_FULL_DECK = [c for c in _SIX for _ in range(CARDS_PER_COLOUR)]     # sorted, as before a deal
-
-
-def _deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[int]]:
-    """A random deal as colour codes: (piles as in a setup, deck top first)."""
-    deck = _FULL_DECK[:]
-    rng.shuffle(deck)     # the same draws as shuffling colour names: only the length counts
-    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1. Codes sort
-    # like the names they stand for (colours are alphabetical).
-    return ({"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
-             "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
-             "mountains": [sorted(deck[16:18]), sorted(deck[18:20])]}, deck[20:])
-
-
-def _setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict[str, Any]:
-    """A deal in the setup form of docs/notation.md (colour names)."""
-    setup: dict[str, Any] = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
-                   for key in _SETUP_PILES}
-    setup["deck"] = [COLOURS[c] for c in deck]
-    return setup
-
-
-def _read_setup(setup: Mapping[str, Any]) -> tuple[dict[str, list[list[int]]], list[int]]:
-    """The setup as colour codes, after checking it is a legal deal; InvalidSetupError if not."""
-    if not isinstance(setup, Mapping):
-        raise InvalidSetupError("mandala setup must be a JSON object with keys "
-                                "cups, hands, mountains and deck")
-    wanted = set(_SETUP_PILES) | {"deck"}
-    if set(setup) != wanted:
-        missing = ", ".join(sorted(wanted - set(setup))) or "none"
-        extra = ", ".join(sorted(map(str, set(setup) - wanted))) or "none"
-        raise InvalidSetupError(f"mandala setup must have exactly the keys cups, hands, "
-                                f"mountains and deck (missing: {missing}; unknown: {extra})")
-
-    def codes(where: str, cards: Any, size: int, must_sort: bool) -> list[int]:
-        if not isinstance(cards, list) or len(cards) != size:
-            raise InvalidSetupError(f"setup {where} must be a list of {size} colours")
-        for card in cards:
-            if not isinstance(card, str) or card not in _INDEX:
-                raise InvalidSetupError(f"setup {where} holds {card!r}, which is not a colour "
-                                        f"(colours: {' '.join(COLOURS)})")
-        if must_sort and cards != sorted(cards):
-            raise InvalidSetupError(f"setup {where} must be sorted alphabetically")
-        return [_INDEX[card] for card in cards]
-
-    piles: dict[str, list[list[int]]] = {}
-    for key, size in _SETUP_PILES.items():
-        value = setup[key]
-        if not isinstance(value, list) or len(value) != 2:
-            raise InvalidSetupError(f"setup {key} must be a list of 2 lists (one per "
-                                    f"{'mandala' if key == 'mountains' else 'seat'})")
-        piles[key] = [codes(f"{key}[{i}]", value[i], size, True) for i in range(2)]
-    deck = codes("deck", setup["deck"], _DECK_SIZE, False)
-
-    every_card = deck + [c for pair in piles.values() for pile in pair for c in pile]
-    for c in _SIX:
-        if every_card.count(c) != CARDS_PER_COLOUR:
-            raise InvalidSetupError(
-                f"setup holds {every_card.count(c)} {COLOURS[c]} cards; a mandala deal holds "
-                f"exactly {CARDS_PER_COLOUR} of each colour")
-    return piles, deck
-
-
-def _mask(counts: list[int]) -> int:
-    return sum(1 << c for c in _SIX if counts[c])
-
-
-def _counts(codes: list[int]) -> list[int]:
-    counts = [0] * 6
-    for c in codes:
-        counts[c] += 1
-    return counts
 
 
 class MandalaState(State):
@@ -269,21 +157,21 @@ class MandalaState(State):
         self.game = game
         self.players = 2
         self.options = dict(options)
-        self.setup = _setup_names(piles, deck)
+        self.setup = setup_names(piles, deck)
         self._deck = deck                   # colour codes, top first; never changes
         self._top = 0                       # index of the next card to draw
-        self._hands = [_counts(pile) for pile in piles["hands"]]
+        self._hands = [colour_counts(pile) for pile in piles["hands"]]
         self._hand_size = [len(pile) for pile in piles["hands"]]
-        self._secret = [_counts(pile) for pile in piles["cups"]]   # face-down starting cards
+        self._secret = [colour_counts(pile) for pile in piles["cups"]]   # face-down starting cards
         self._taken = [[0] * 6, [0] * 6]    # cup cards taken face up in destructions
         self._river: list[list[int]] = [[], []]     # colour codes in slot order (slot 1 first)
         self._slot = [[0] * 6, [0] * 6]     # river slot (1..6) of each colour, 0 if absent
-        self._mountain = [_counts(pile) for pile in piles["mountains"]]
-        self._field = [[[0] * 6, [0] * 6] for _ in _MANDALAS]      # [mandala][seat][colour]
+        self._mountain = [colour_counts(pile) for pile in piles["mountains"]]
+        self._field = [[[0] * 6, [0] * 6] for _ in MANDALAS]      # [mandala][seat][colour]
         self._discard = [0] * 6
         # The colours present in each area as bit masks, kept in step with the counts above:
         # they make legal_moves and the completion check a few bit operations.
-        self._mountain_mask = [_mask(counts) for counts in self._mountain]
+        self._mountain_mask = [colour_mask(counts) for counts in self._mountain]
         self._field_mask = [[0, 0], [0, 0]]                          # [mandala][seat]
         self._turn = 0                      # whose turn it is (during a destruction: the completer)
         self._to_move: int | None = 0       # seat to decide now; None once over
@@ -297,7 +185,7 @@ class MandalaState(State):
                   deck: list[int]) -> "MandalaState":
         """The state a seat's observation shows, with the hidden parts given (determinize)."""
         def counts(names: list[str]) -> list[int]:
-            return _counts([_INDEX[name] for name in names])
+            return colour_counts([INDEX[name] for name in names])
 
         state = cls.__new__(cls)
         state.game = game
@@ -311,7 +199,7 @@ class MandalaState(State):
         state._secret = secret
         players = view["players"]
         state._taken = [counts(p["cup_taken"]) for p in players]
-        state._river = [[_INDEX[name] for name in p["river"]] for p in players]
+        state._river = [[INDEX[name] for name in p["river"]] for p in players]
         state._slot = [[0] * 6, [0] * 6]
         for s in (0, 1):
             for slot, c in enumerate(state._river[s], 1):
@@ -319,8 +207,8 @@ class MandalaState(State):
         state._mountain = [counts(m["mountain"]) for m in view["mandalas"]]
         state._field = [[counts(f["cards"]) for f in m["fields"]] for m in view["mandalas"]]
         state._discard = counts(view["discard"])
-        state._mountain_mask = [_mask(mountain) for mountain in state._mountain]
-        state._field_mask = [[_mask(field) for field in pair] for pair in state._field]
+        state._mountain_mask = [colour_mask(mountain) for mountain in state._mountain]
+        state._field_mask = [[colour_mask(field) for field in pair] for pair in state._field]
         state._destroying = view["destroying"]
         to_move = view["to_move"]
         state._to_move = None if to_move < 0 else to_move
@@ -345,9 +233,9 @@ class MandalaState(State):
         if seat is None:
             return []
         if self._destroying >= 0:
-            return _TAKE_BY_MASK[self._mountain_mask[self._destroying]][:]
+            return TAKE_BY_MASK[self._mountain_mask[self._destroying]][:]
         if self._hand_size[seat] == 0:
-            return [_PASS]
+            return [PASS]
         key = tuple(self._hands[seat])
         discards, held, (fields0, fields1) = _HANDS.get(key) or _new_hand(key)
         moves = discards[:]
@@ -357,12 +245,12 @@ class MandalaState(State):
         other = 1 - seat
         mountain0, mountain1 = self._mountain_mask
         on0, on1 = self._field_mask
-        for c in _BITS[held & ~(mountain0 | on0[other])]:
+        for c in BITS[held & ~(mountain0 | on0[other])]:
             moves += fields0[c]
-        for c in _BITS[held & ~(mountain1 | on1[other])]:
+        for c in BITS[held & ~(mountain1 | on1[other])]:
             moves += fields1[c]
-        moves += _MOUNTAIN_BY_MASK[0][held & ~(on0[0] | on0[1])]
-        moves += _MOUNTAIN_BY_MASK[1][held & ~(on1[0] | on1[1])]
+        moves += MOUNTAIN_BY_MASK[0][held & ~(on0[0] | on0[1])]
+        moves += MOUNTAIN_BY_MASK[1][held & ~(on1[0] | on1[1])]
         return moves
 
     # -- applying a move -----------------------------------------------------------------------
@@ -372,7 +260,7 @@ class MandalaState(State):
         except TypeError:                   # not even a string (a list, a dict...)
             action = None
         if action is None:
-            raise IllegalMoveError(move, f"not a mandala move ({_NOTATION_HELP})")
+            raise IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})")
         seat = self._to_move
         if seat is None:
             raise IllegalMoveError(move, f"the game is over ({self._end})")
@@ -433,7 +321,7 @@ class MandalaState(State):
         self._field[m][seat][c] += n
         fields = self._field_mask[m]
         fields[seat] |= 1 << c
-        if self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS:     # complete
+        if self._mountain_mask[m] | fields[0] | fields[1] == ALL_COLOURS:     # complete
             self._destroy(seat, m)
 
     def _build_mountain(self, move: str, seat: int, m: int, c: int) -> None:
@@ -450,7 +338,7 @@ class MandalaState(State):
         # Arena's reading: the player draws first, then completion is checked.
         self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
         fields = self._field_mask[m]
-        if self._mountain_mask[m] | fields[0] | fields[1] == _ALL_COLOURS:     # complete
+        if self._mountain_mask[m] | fields[0] | fields[1] == ALL_COLOURS:     # complete
             self._destroy(seat, m)
 
     def _draw(self, seat: int, wanted: int) -> None:
@@ -476,7 +364,7 @@ class MandalaState(State):
         mountain = self._mountain[m]
         count = mountain[c]
         if not count:
-            raise IllegalMoveError(_TAKE[c], f"no {COLOURS[c]} card is left on the mountain "
+            raise IllegalMoveError(TAKE[c], f"no {COLOURS[c]} card is left on the mountain "
                                              f"of mandala {m}")
         mountain[c] = 0
         self._mountain_mask[m] &= ~(1 << c)
@@ -495,7 +383,7 @@ class MandalaState(State):
             self._to_move = 1 - seat
             return
         for field in self._field[m]:
-            for colour in _SIX:
+            for colour in SIX:
                 self._discard[colour] += field[colour]
                 field[colour] = 0
         self._field_mask[m] = [0, 0]
@@ -526,7 +414,7 @@ class MandalaState(State):
     def _points(self, seat: int) -> list[int]:
         """Per colour, what the seat's cup cards of that colour score."""
         slot = self._slot[seat]
-        return [(self._secret[seat][c] + self._taken[seat][c]) * slot[c] for c in _SIX]
+        return [(self._secret[seat][c] + self._taken[seat][c]) * slot[c] for c in SIX]
 
     def scores(self) -> list[int]:
         if self._to_move is not None:
@@ -555,16 +443,16 @@ class MandalaState(State):
             "phase": phase,
             "destroying": self._destroying,
             "completed_by": self._turn if self._destroying >= 0 else -1,
-            "hand": _cards(self._hands[seat]),
-            "mandalas": [{"mountain": _cards(self._mountain[m]),
-                          "fields": [{"cards": _cards(field)} for field in self._field[m]]}
-                         for m in _MANDALAS],
+            "hand": card_names(self._hands[seat]),
+            "mandalas": [{"mountain": card_names(self._mountain[m]),
+                          "fields": [{"cards": card_names(field)} for field in self._field[m]]}
+                         for m in MANDALAS],
             "players": [{"river": [COLOURS[c] for c in self._river[s]],
                          "hand_size": self._hand_size[s],
                          "cup_size": self.cup_size(s),
-                         "cup_taken": _cards(self._taken[s])}
+                         "cup_taken": card_names(self._taken[s])}
                         for s in (0, 1)],
-            "discard": _cards(self._discard),
+            "discard": card_names(self._discard),
             "deck_size": self.deck_size(),
             "passes": self._passes,
             "end": self._end,
@@ -599,10 +487,10 @@ class MandalaState(State):
 
     def render(self) -> str:
         def pile(counts: list[int]) -> str:
-            return ", ".join(f"{COLOURS[c]} {counts[c]}" for c in _SIX if counts[c]) or "-"
+            return ", ".join(f"{COLOURS[c]} {counts[c]}" for c in SIX if counts[c]) or "-"
 
         lines = []
-        for m in _MANDALAS:
+        for m in MANDALAS:
             lines.append(f"mandala {m}: mountain {pile(self._mountain[m])} | seat 0 field "
                          f"{pile(self._field[m][0])} | seat 1 field {pile(self._field[m][1])}")
         for s in (0, 1):
@@ -629,7 +517,7 @@ class MandalaState(State):
                 cards = self._secret[s][c] + self._taken[s][c]
                 parts.append(f"{COLOURS[c]} {cards}x{slot}={points[c]}")
             unscored = sum(self._secret[s][c] + self._taken[s][c]
-                           for c in _SIX if not self._slot[s][c])
+                           for c in SIX if not self._slot[s][c])
             if unscored:
                 parts.append(f"{unscored} card(s) of colours not in the river=0")
             lines.append(f"seat {s}: {' + '.join(parts) or 'empty cup'} -> {scores[s]} points, "

@@ -1,0 +1,136 @@
+"""The rules' numbers and words for `mandala`: colours, the setup's layout, every move
+string and its parse, the legal-move pieces, and reading, checking and dealing a setup (see
+engine/games/mandala.py)."""
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping
+
+from engine.core import InvalidSetupError
+
+COLOURS = ("black", "green", "orange", "purple", "red", "yellow")
+"""Colour names, alphabetical: a colour's index in this tuple is its code everywhere below."""
+INDEX = {name: c for c, name in enumerate(COLOURS)}
+CARDS_PER_COLOUR = 18
+HAND_LIMIT = 8          # a mountain action's draw stops at 8 cards in hand
+MOUNTAIN_DRAW = 3       # ...or after 3 cards drawn
+RIVER_SLOTS = 6
+SIX = range(6)
+MANDALAS = (0, 1)
+
+# How a setup is laid out: key -> cards in each of its 2 piles; the deck holds the rest.
+CUP_CARDS = 2           # secret cards dealt into each cup
+SETUP_PILES = {"cups": CUP_CARDS, "hands": 6, "mountains": 2}
+DECK_SIZE = 6 * CARDS_PER_COLOUR - 2 * sum(SETUP_PILES.values())
+
+# Every move string, built once. Because colours are alphabetical and legal counts stay below
+# 10 (a hand holds at most 8), generating moves in the nested order kind / mandala / colour /
+# count yields a list that is already in code-point order, so legal_moves never sorts.
+# Counts go up to the whole deck so that `discard red 12` parses and is refused for what it
+# is (too many cards), not as bad notation.
+COUNTS = range(1, 6 * CARDS_PER_COLOUR + 1)
+DISCARD = [[f"discard {name} {n}" for n in COUNTS] for name in COLOURS]
+FIELD = [[[f"field {m} {name} {n}" for n in COUNTS] for name in COLOURS] for m in MANDALAS]
+MOUNTAIN = [[f"mountain {m} {name}" for name in COLOURS] for m in MANDALAS]
+TAKE = [f"take {name}" for name in COLOURS]
+PASS = "pass"
+
+# Legal-move pieces. Colour sets are 6-bit masks (bit c = colour c).
+ALL_COLOURS = 0b111111
+BITS = [tuple(c for c in SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
+MOUNTAIN_BY_MASK = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)]
+                     for m in MANDALAS]
+TAKE_BY_MASK = [[TAKE[c] for c in BITS[mask]] for mask in range(64)]
+
+
+NOTATION_HELP = ("expected 'mountain M COLOUR', 'field M COLOUR N', 'discard COLOUR N', "
+                  "'take COLOUR' or 'pass' with M 0 or 1, N a count and COLOUR one of "
+                  + " ".join(COLOURS))
+
+# Why a game ended (observation field `end`).
+END_RIVER = "river"      # a sixth colour reached a river
+END_REFILL = "refill"    # a destroyed mandala could not be refilled with 2 cards
+END_PASSES = "passes"    # two passes in a row
+
+
+def card_names(counts: list[int]) -> list[str]:
+    """Colour counts as a sorted list of colour names."""
+    cards: list[str] = []
+    for name, count in zip(COLOURS, counts):
+        if count:
+            cards += [name] * count
+    return cards
+
+
+FULL_DECK = [c for c in SIX for _ in range(CARDS_PER_COLOUR)]     # sorted, as before a deal
+
+
+def deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[int]]:
+    """A random deal as colour codes: (piles as in a setup, deck top first)."""
+    deck = FULL_DECK[:]
+    rng.shuffle(deck)     # the same draws as shuffling colour names: only the length counts
+    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1. Codes sort
+    # like the names they stand for (colours are alphabetical).
+    return ({"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
+             "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
+             "mountains": [sorted(deck[16:18]), sorted(deck[18:20])]}, deck[20:])
+
+
+def setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict[str, Any]:
+    """A deal in the setup form of docs/notation.md (colour names)."""
+    setup: dict[str, Any] = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
+                   for key in SETUP_PILES}
+    setup["deck"] = [COLOURS[c] for c in deck]
+    return setup
+
+
+def read_setup(setup: Mapping[str, Any]) -> tuple[dict[str, list[list[int]]], list[int]]:
+    """The setup as colour codes, after checking it is a legal deal; InvalidSetupError if not."""
+    if not isinstance(setup, Mapping):
+        raise InvalidSetupError("mandala setup must be a JSON object with keys "
+                                "cups, hands, mountains and deck")
+    wanted = set(SETUP_PILES) | {"deck"}
+    if set(setup) != wanted:
+        missing = ", ".join(sorted(wanted - set(setup))) or "none"
+        extra = ", ".join(sorted(map(str, set(setup) - wanted))) or "none"
+        raise InvalidSetupError(f"mandala setup must have exactly the keys cups, hands, "
+                                f"mountains and deck (missing: {missing}; unknown: {extra})")
+
+    def codes(where: str, cards: Any, size: int, must_sort: bool) -> list[int]:
+        if not isinstance(cards, list) or len(cards) != size:
+            raise InvalidSetupError(f"setup {where} must be a list of {size} colours")
+        for card in cards:
+            if not isinstance(card, str) or card not in INDEX:
+                raise InvalidSetupError(f"setup {where} holds {card!r}, which is not a colour "
+                                        f"(colours: {' '.join(COLOURS)})")
+        if must_sort and cards != sorted(cards):
+            raise InvalidSetupError(f"setup {where} must be sorted alphabetically")
+        return [INDEX[card] for card in cards]
+
+    piles: dict[str, list[list[int]]] = {}
+    for key, size in SETUP_PILES.items():
+        value = setup[key]
+        if not isinstance(value, list) or len(value) != 2:
+            raise InvalidSetupError(f"setup {key} must be a list of 2 lists (one per "
+                                    f"{'mandala' if key == 'mountains' else 'seat'})")
+        piles[key] = [codes(f"{key}[{i}]", value[i], size, True) for i in range(2)]
+    deck = codes("deck", setup["deck"], DECK_SIZE, False)
+
+    every_card = deck + [c for pair in piles.values() for pile in pair for c in pile]
+    for c in SIX:
+        if every_card.count(c) != CARDS_PER_COLOUR:
+            raise InvalidSetupError(
+                f"setup holds {every_card.count(c)} {COLOURS[c]} cards; a mandala deal holds "
+                f"exactly {CARDS_PER_COLOUR} of each colour")
+    return piles, deck
+
+
+def colour_mask(counts: list[int]) -> int:
+    return sum(1 << c for c in SIX if counts[c])
+
+
+def colour_counts(codes: list[int]) -> list[int]:
+    counts = [0] * 6
+    for c in codes:
+        counts[c] += 1
+    return counts
