@@ -7,7 +7,7 @@ import click
 from tabulate import tabulate
 
 from arena.bench import engine as engine_bench
-from arena.cli import bench
+from arena.cli.root import bench
 
 
 def per_game_options(seconds_help: str):

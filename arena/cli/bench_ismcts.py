@@ -7,7 +7,7 @@ import click
 from tabulate import tabulate
 
 from arena.bench import ismcts as ismcts_bench
-from arena.cli import bench
+from arena.cli.root import bench
 from arena.cli.bench_engine import per_game_options
 
 

@@ -8,7 +8,7 @@ import click
 from tabulate import tabulate
 
 from arena.bench import protocol as protocol_bench
-from arena.cli import bench
+from arena.cli.root import bench
 
 
 @bench.command("protocol")

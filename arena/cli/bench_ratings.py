@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from arena.bench import ratings as ratings_bench
-from arena.cli import bench
+from arena.cli.root import bench
 
 
 @bench.command("ratings")

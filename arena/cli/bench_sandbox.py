@@ -9,7 +9,7 @@ import click
 from tabulate import tabulate
 
 from arena.bench import sandbox as sandbox_bench
-from arena.cli import bench
+from arena.cli.root import bench
 
 
 @bench.command("startup")

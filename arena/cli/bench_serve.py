@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from arena.bench import serve as serve_bench
-from arena.cli import bench
+from arena.cli.root import bench
 
 
 @bench.command("serve")

@@ -7,7 +7,7 @@ import click
 from tabulate import tabulate
 
 from arena.bench import sprt as sprt_bench
-from arena.cli import bench
+from arena.cli.root import bench
 
 
 @bench.command("sprt")

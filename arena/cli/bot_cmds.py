@@ -8,7 +8,7 @@ import click
 from tabulate import tabulate
 
 from arena.botcheck import CheckRow, check_bot
-from arena.cli import main
+from arena.cli.root import main
 from arena.cli.options import timing_options
 from arena.clock import TimeControl
 from arena.starters import LANGUAGES, new_bot

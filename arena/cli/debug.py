@@ -7,7 +7,7 @@ import textwrap
 
 import click
 
-from arena.cli import main
+from arena.cli.root import main
 from arena.cli.records import load_record
 from arena.debug import DEBUG_BOT_SEED, debug_position
 

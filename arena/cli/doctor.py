@@ -6,7 +6,7 @@ import json
 import click
 from tabulate import tabulate
 
-from arena.cli import main
+from arena.cli.root import main
 
 
 @main.command()

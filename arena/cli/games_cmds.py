@@ -7,7 +7,7 @@ import sys
 import click
 from tabulate import tabulate
 
-from arena.cli import main
+from arena.cli.root import main
 from engine import records, registry
 from engine.core import Game, Option
 

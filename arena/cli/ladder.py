@@ -9,7 +9,7 @@ from typing import Sequence
 
 import click
 
-from arena.cli import main
+from arena.cli.root import main
 from arena.errors import ArenaError
 from arena.league.merge import match_prefix, read_leagues
 from arena.league.store import read_match_facts, read_missing_protections

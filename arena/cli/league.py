@@ -17,7 +17,7 @@ import numpy as np
 from tabulate import tabulate
 
 from arena.bots.manifest import resolution_help
-from arena.cli import bench, main
+from arena.cli.root import bench, main
 from arena.cli.ladder import missing_protections_footer, order_effect_footer
 from arena.cli.options import (bot_checker, executor_from, output_option, run_options,
                                sandbox_option, seed_option, timing_options)

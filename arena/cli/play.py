@@ -10,7 +10,7 @@ import click
 
 from arena.bots.manifest import BuiltinBot, resolution_help, resolve_bot
 from arena.clock import TimeControl
-from arena.cli import main
+from arena.cli.root import main
 from arena.cli.options import STDOUT, timing_options
 from arena.cli.records import load_record
 from arena.errors import ArenaError

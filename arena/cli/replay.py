@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli import main
+from arena.cli.root import main
 from arena.cli.play import print_event
 from arena.cli.records import load_record
 from arena.actlogs import match_logs, matches_in

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli import main
+from arena.cli.root import main
 from arena.errors import ArenaError
 from arena.league.config import LeagueError
 from arena import hostload

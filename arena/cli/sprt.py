@@ -8,7 +8,7 @@ import click
 from tabulate import tabulate
 
 from arena.bots.manifest import resolution_help
-from arena.cli import main
+from arena.cli.root import main
 from arena.cli.options import (bot_checker, executor_from, run_options, sandbox_option,
                                seed_option, timing_options)
 from arena.cli.progress import Progress, stopped_cleanly
