@@ -3,6 +3,7 @@ pages (ladder_site) and the replay viewer (replay), all made from the Jinja2 tem
 `templates/` with autoescaping on, so no text from a record or a bot can become markup."""
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -14,3 +15,9 @@ def templates() -> Environment:
     return Environment(loader=PackageLoader("arena.render", "templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True),
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def shown_time(moment: float | None) -> str:
+    """A stored unix time as pages show it, `2026-12-02 12:34 UTC`; "-" when not known (None,
+    or 0 in a league store written before matches kept their start)."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(moment)) if moment else "-"

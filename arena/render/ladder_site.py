@@ -19,13 +19,12 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from arena.errors import ArenaError
 from arena.league.store import MatchRow, read_match_rows, read_records
-from arena.render import templates
+from arena.render import shown_time, templates
 from arena.render.ladder_page import ladder_page
 from arena.render.replay import render_replay_html
 from arena.stats.botstats import BotStats
@@ -178,16 +177,12 @@ def _matches_by_bot(rows: Sequence[tuple[str, MatchRow]], bot_files: Mapping[str
             opponents = tuple((f"seat {other}: {shown_bot(name)}", bot_files[name])
                               for other, name in enumerate(row.bots) if other != seat)
             listed.setdefault(bot, []).append(BotMatch(
-                match_id, f"../matches/{match_files[match_id]}", _date(row.started),
+                match_id, f"../matches/{match_files[match_id]}", shown_time(row.started),
                 opponents, seat, f"{row.scores[seat]:g}", _result(row.ranks, seat),
                 _forfeit(row, seat)))
     return listed
 
 
-def _date(started: float) -> str:
-    if not started:
-        return "-"
-    return datetime.fromtimestamp(started, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _result(ranks: Sequence[int], seat: int) -> str:

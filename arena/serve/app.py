@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from arena.render import shown_time
 from arena.render.replay import render_replay_html
 from arena.serve import views
 from arena.serve.admission import SubmissionError, recheck, submit
@@ -69,7 +70,7 @@ def create_app(service: Service) -> Starlette:
 
 _pages = Environment(loader=PackageLoader("arena.serve", "templates"),
                      autoescape=select_autoescape(default=True, default_for_string=True))
-_pages.filters["utc"] = views.utc
+_pages.filters["utc"] = shown_time
 _pages.filters["elo"] = lambda value: "-" if value is None or math.isnan(value) \
     else f"{value:+.0f}"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Collection
@@ -30,11 +29,6 @@ def iso(moment: float | None) -> str | None:
     if moment is None:
         return None
     return datetime.fromtimestamp(moment, timezone.utc).isoformat(timespec="seconds")
-
-
-def utc(moment: float | None) -> str:
-    """A database time as pages show it: `2026-12-02 12:34 UTC`."""
-    return "-" if moment is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(moment))
 
 
 def is_provisional(games: int, interval: float | None) -> bool:
