@@ -27,10 +27,20 @@ from engine import records, registry
 from engine.core import CHANCE, IllegalMoveError, State
 
 
-FROZEN_CPU_LIMIT = 0.015
-"""CPU seconds a frozen bot may use between two of its moves: the moment the freezer, which
-does not wait, takes to stop it (0.2-6 ms seen). More is CPU taken from the bots that moved
-meanwhile (kernel work the freezer cannot interrupt), and forfeits with reason `fair-play`."""
+FROZEN_CPU_BURST = 0.020
+FROZEN_CPU_PER_MOVE = 0.002
+"""CPU seconds a bot may use while frozen, counted from the moment it is frozen to its next
+move: over a match, at most FROZEN_CPU_BURST in all, plus FROZEN_CPU_PER_MOVE for every
+frozen gap after the first. An honest bot takes next to nothing (0.05 ms median, 0.5 ms at
+most, seen; the freezer, which does not wait, stops a spinning thread within moments); the
+burst absorbs a rare host spike (16 ms once, on a loaded CI machine). More is CPU taken from
+the bots that moved meanwhile (kernel work the freezer cannot interrupt) and forfeits with
+reason `fair-play`: 20 ms in one gap, or a steady 2 ms or more a gap, within a match."""
+
+
+def frozen_cpu_allowed(gaps: int) -> float:
+    """The CPU seconds a bot may have used while frozen, in all, over `gaps` frozen gaps."""
+    return FROZEN_CPU_BURST + FROZEN_CPU_PER_MOVE * max(0, gaps - 1)
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,7 @@ class Seat(ABC):
     """The CPU the seat may use during its move, in cores (a bot's CPU quota)."""
     frozen_between_moves: bool = False
     """True when the seat's processes are frozen between its moves: any CPU time they take
-    meanwhile is taken from the others (FROZEN_CPU_LIMIT)."""
+    meanwhile is taken from the others (FROZEN_CPU_BURST)."""
 
     def new_match(self, info: MatchInfo) -> None:
         """Called before the first act of every match; may raise BotError, or HostError
@@ -166,7 +176,9 @@ class _Progress:
     times: list = field(default_factory=list)       # wall seconds per move (the clock's)
     cpu_times: list = field(default_factory=list)   # CPU seconds of the mover's processes
     host_load: dict | None = None   # what the machine did during a move that timed out
-    resting: Seat | None = None     # the last mover, to rest before another seat moves
+    resting: int | None = None      # the last mover's seat, to rest before another moves
+    rested_cpu: dict = field(default_factory=dict)   # seat -> its CPU time as it was frozen
+    frozen_cpu: dict = field(default_factory=dict)   # seat -> [CPU while frozen, gaps]
 
 
 def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | None,
@@ -214,7 +226,7 @@ def play_match(game_id: str, players_count: int, options: Mapping[str, Any] | No
             seat.discard()
         raise
     finally:
-        _rest(progress)   # the last mover: frozen before the match-over message
+        _rest(progress, seats)   # the last mover: frozen before the match-over message
     if forfeit is None:
         result = records.normal_result(state)
     else:
@@ -264,7 +276,6 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
     chance_rng = random.Random(f"arena-chance:{seed}")
     clocks = [SeatClock(time_control) for _ in seats]
     machine = hostload.Watch()
-    after_move: dict[int, float] = {}   # seat -> its processes' CPU time after its last move
     while True:
         mover = state.to_move()
         if mover is None:
@@ -280,19 +291,15 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             emit(Moved(ply, CHANCE, CHANCE, move, None, state))
             continue
         seat, clock = seats[mover], clocks[mover]
-        if progress.resting is not seat:
-            _rest(progress)   # before this seat's CPU count and clock start
-        else:
-            after_move.pop(mover, None)   # not frozen since its last move: nothing to check
+        if progress.resting != mover:
+            _rest(progress, seats)   # before this seat's CPU count and clock start
         move_clock = clock.for_move()
         cpu_before = seat.cpu_seconds()
-        if seat.frozen_between_moves and cpu_before is not None and mover in after_move:
-            taken = cpu_before - after_move[mover]
-            if taken > FROZEN_CPU_LIMIT:
-                return _Forfeit(mover, "fair-play", f"{_who(seat, mover, ply)}: used "
-                                f"{taken * 1000:.0f} ms of CPU while frozen since its last "
-                                f"move (at most {FROZEN_CPU_LIMIT * 1000:.0f} ms), taken from "
-                                "the bots that moved meanwhile")
+        if (seat.frozen_between_moves and cpu_before is not None
+                and mover in progress.rested_cpu):
+            forfeit = _check_frozen_cpu(progress, seat, mover, ply, cpu_before)
+            if forfeit is not None:
+                return forfeit
         machine_before = hostload.machine_cpu_seconds()
         if machine.busy(machine_before):   # this move may be starved: time its waits alone
             seat.mark_run_queue()
@@ -308,7 +315,7 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
         cpu_after = seat.cpu_seconds()
-        progress.resting = seat   # frozen off the clock, unless it moves again next
+        progress.resting = mover   # frozen off the clock, unless it moves again next
         if not clock.charge(move_clock, elapsed):
             return _timeout(seat, mover, ply, f"answered after {elapsed:.3f} s, allowed "
                                               f"{move_clock.allowed:.3f} s",
@@ -323,16 +330,39 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         progress.times.append(elapsed)
         spent = _spent(cpu_before, cpu_after)
         progress.cpu_times.append(None if spent is None else round(spent, 6))
-        if cpu_after is not None:
-            after_move[mover] = cpu_after
         emit(Moved(ply, mover, seat.name, move, elapsed, state))
 
 
-def _rest(progress: _Progress) -> None:
-    """Freezes the last mover (`Seat.rest`), if it is not yet."""
-    seat, progress.resting = progress.resting, None
-    if seat is not None:
-        seat.rest()
+def _rest(progress: _Progress, seats: Sequence[Seat]) -> None:
+    """Freezes the last mover (`Seat.rest`), if it is not yet, noting its CPU time then:
+    what it uses from there to its next move, it uses frozen. (Between its reply and here
+    no other seat is asked to move, so what it computes meanwhile takes nobody's time.)"""
+    index, progress.resting = progress.resting, None
+    if index is None:
+        return
+    seat = seats[index]
+    cpu = seat.cpu_seconds() if seat.frozen_between_moves else None
+    seat.rest()
+    if cpu is not None:
+        progress.rested_cpu[index] = cpu
+
+
+def _check_frozen_cpu(progress: _Progress, seat: Seat, mover: int, ply: int,
+                      cpu_now: float) -> _Forfeit | None:
+    """The fair-play forfeit of a seat that used more CPU while frozen than it may (see
+    FROZEN_CPU_BURST), counted over the match up to this move."""
+    taken = progress.frozen_cpu.setdefault(mover, [0.0, 0])
+    taken[0] += max(0.0, cpu_now - progress.rested_cpu.pop(mover))
+    taken[1] += 1
+    allowed = frozen_cpu_allowed(taken[1])
+    if taken[0] <= allowed:
+        return None
+    gaps = f"{taken[1]} gap" + ("s" if taken[1] > 1 else "")
+    return _Forfeit(mover, "fair-play", f"{_who(seat, mover, ply)}: used {taken[0] * 1000:.0f} "
+                    f"ms of CPU while frozen between its moves in this match ({gaps}; at most "
+                    f"{allowed * 1000:.0f} ms: {FROZEN_CPU_BURST * 1000:.0f} ms, plus "
+                    f"{FROZEN_CPU_PER_MOVE * 1000:.0f} ms a gap after the first), taken from "
+                    "the bots that moved meanwhile")
 
 
 def _recorded_chance(state: State, recorded: list[str]) -> str | None:

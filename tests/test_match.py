@@ -2,6 +2,7 @@
 real sandboxed bots over real gRPC whose records verify."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 from arena import sandbox
 from arena.bots import BotSpec
 from arena.clock import SeatClock, TimeControl
-from arena.match import Seat, StrategySeat, play_match
+from arena.match import (FROZEN_CPU_BURST, FROZEN_CPU_PER_MOVE, Seat, StrategySeat,
+                         play_match)
 from engine.records import forfeit_result
 from engine import records
 
@@ -35,6 +37,67 @@ def builtin(name: str, game: str = "mandala") -> StrategySeat:
 
 
 # -- the runner, in-process ------------------------------------------------------------------
+class FrozenSpender(StrategySeat):
+    """A random player whose processes (scripted) use `spent(k)` seconds of CPU in the k-th
+    time it is frozen, and `after_reply` seconds between each reply and its freeze."""
+
+    frozen_between_moves = True
+
+    def __init__(self, spent, after_reply: float = 0.0):
+        super().__init__("random", "mandala")
+        self.name = "spender"
+        self.spent, self.after_reply = spent, after_reply
+        self.cpu, self.freezes, self.frozen = 0.0, 0, False
+
+    def act(self, observation, legal_moves, clock, ply=0):
+        self.cpu += self.after_reply   # counted only once the seat is frozen
+        return super().act(observation, legal_moves, clock, ply)
+
+    def rest(self):
+        self.frozen = True
+        self.freezes += 1
+
+    def cpu_seconds(self):
+        if self.frozen:   # what it takes frozen shows at its next move's count
+            self.cpu += self.spent(self.freezes)
+            self.frozen = False
+        return self.cpu
+
+
+def frozen_spender_result(spent, after_reply: float = 0.0) -> dict:
+    return play_match("mandala", 2, {}, 3, [FrozenSpender(spent, after_reply),
+                                            builtin("random")])["result"]
+
+
+def test_a_bot_frozen_between_moves_may_use_the_freezers_moment_and_one_host_spike():
+    assert frozen_spender_result(lambda k: 0.0005)["end"] == "normal"
+    spike = FROZEN_CPU_BURST * 0.9   # once, as a loaded host gave an honest bot 16 ms
+    assert frozen_spender_result(lambda k: spike if k == 5 else 0.0005)["end"] == "normal"
+
+
+def test_cpu_between_a_reply_and_the_freeze_is_not_taken_while_frozen():
+    # No other seat is asked to move before the freeze: that CPU takes nobody's time.
+    assert frozen_spender_result(lambda k: 0.0, after_reply=0.05)["end"] == "normal"
+
+
+def test_a_bot_taking_the_burst_at_once_forfeits_for_fair_play():
+    result = frozen_spender_result(lambda k: FROZEN_CPU_BURST * 1.2 if k == 1 else 0)
+    assert result["forfeit"]["reason"] == "fair-play" and result["forfeit"]["seat"] == 0
+    assert "used 24 ms of CPU while frozen between its moves in this match (1 gap; at most 20 " \
+        "ms" in result["forfeit"]["detail"]
+
+
+def test_a_bot_taking_a_little_at_every_move_forfeits_once_it_adds_up():
+    steady = FROZEN_CPU_PER_MOVE * 1.5   # under the burst each time, over the rate
+    result = frozen_spender_result(lambda k: steady)
+    assert result["forfeit"]["reason"] == "fair-play", result
+    used, moves, allowed = map(int, re.search(
+        r"used (\d+) ms .* in this match \((\d+) gaps; at most (\d+) ms",
+        result["forfeit"]["detail"]).groups())
+    # burst + rate * (n - 1) < 1.5 * rate * n  <=>  n > 2 * burst / rate - 2 (18 gaps)
+    assert abs(moves - (2 * FROZEN_CPU_BURST / FROZEN_CPU_PER_MOVE - 2)) <= 1 and used >= allowed
+
+
 def test_a_match_records_every_move_with_its_time_and_the_bots():
     record = play_match("mandala", 2, {}, 3, [builtin("random"), builtin("greedy")])
     assert records.verify(record)["ok"]
