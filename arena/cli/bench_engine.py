@@ -28,7 +28,8 @@ def per_game_options(seconds_help: str):
 @per_game_options("Wall time of random playouts per game and player count.")
 def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> None:
     """Random-playout speed: plies and games per second on one core, next to the targets
-    and to a plain implementation's speed (the ratio should be at least 5).
+    and, for mandala, to a plain implementation of the same rules measured in turns beside
+    it (the ratio should be at least 5).
 
     Rates are per CPU second of the playouts, so other load on the machine barely moves them.
     """
@@ -51,7 +52,7 @@ _MET = {None: "", True: "yes", False: "NO"}
 
 def _row(f: engine_bench.Figure) -> tuple:
     target = "" if f.target_plies_per_second is None else f"{f.target_plies_per_second:,}"
-    plain = "" if f.plain_plies_per_second is None else f"{f.plain_plies_per_second:,}"
+    plain = "" if f.plain_plies_per_second is None else f"{f.plain_plies_per_second:,.0f}"
     speedup = "" if f.speedup is None else f"{f.speedup:.1f}"
     return (f.game, f.players, f.games, f.plies, f"{f.plies_per_second:,.0f}", target,
             _MET[f.meets_target], plain, speedup, _MET[f.meets_speedup],
