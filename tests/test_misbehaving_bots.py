@@ -139,7 +139,7 @@ def play_misbehaving(host, good, folder: Path, *, time_control: TimeControl = TI
     # still plays with the process it had before.
     after = play_match("mandala", 2, {}, seed + 1, [good_seat, StrategySeat("random", "mandala")],
                        TIME_CONTROL)
-    assert after["result"]["end"] == "normal"
+    assert after["result"]["end"] == "normal", after["result"]
     assert good_seat.process.process.pid == good_pid
     return record, log, watch.pids
 
