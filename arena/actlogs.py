@@ -68,29 +68,30 @@ def split_log(lines: Iterable[str]) -> ActLines:
     return found
 
 
-def match_logs(paths: Iterable[str | os.PathLike], match: str) -> dict[int, dict[int, list[str]]]:
-    """seat -> ply -> lines of match `match`, from the bot logs at `paths` (missing ones are
-    skipped: a built-in bot has none)."""
+MatchLogs = dict[str, dict[int, dict[int, list[str]]]]
+"""match id -> seat -> ply -> the bot's lines printed while that act was its own."""
+
+
+def logs_by_match(paths: Iterable[str | os.PathLike]) -> MatchLogs:
+    """Every match's lines in the bot logs at `paths`, each log read once (missing ones are
+    skipped: a built-in bot has none); matches in the order first seen."""
     from arena.sandbox import log_lines
 
-    seats: dict[int, dict[int, list[str]]] = {}
+    found: MatchLogs = {}
     for path in paths:
         if not os.path.isfile(path):
             continue
-        for (found, seat), plies in split_log(log_lines(path)).items():
-            if found == match:
-                for ply, lines in plies.items():
-                    seats.setdefault(seat, {}).setdefault(ply, []).extend(lines)
-    return seats
+        for (match, seat), plies in split_log(log_lines(path)).items():
+            for ply, lines in plies.items():
+                found.setdefault(match, {}).setdefault(seat, {}).setdefault(ply, []).extend(lines)
+    return found
+
+
+def match_logs(paths: Iterable[str | os.PathLike], match: str) -> dict[int, dict[int, list[str]]]:
+    """seat -> ply -> lines of match `match`, from the bot logs at `paths`."""
+    return logs_by_match(paths).get(match, {})
 
 
 def matches_in(paths: Iterable[str | os.PathLike]) -> list[str]:
     """The match ids the bot logs at `paths` hold lines of, first seen first."""
-    from arena.sandbox import log_lines
-
-    seen: dict[str, None] = {}
-    for path in paths:
-        if os.path.isfile(path):
-            for match, _seat in split_log(log_lines(path)):
-                seen.setdefault(match)
-    return list(seen)
+    return list(logs_by_match(paths))

@@ -34,6 +34,9 @@ CHECK_SEED = 20261201
 alone, so a failure shows again when the author runs it again."""
 EXCERPT_LINES = 20
 OPPONENT = "random"
+NOT_KEPT = "a temporary log, not kept: `arena bot check --keep DIR` keeps it"
+"""Named instead of a log file that is removed with the check (a message names no path that
+will not exist when the author reads it)."""
 
 
 @dataclass(frozen=True)
@@ -117,18 +120,28 @@ def check_bot(folder: str | Path, games: Sequence[str] | None = None, *,
         log_dir = keep
     with BotHost(unsafe_no_sandbox=unsafe_no_sandbox, log_dir=log_dir,
                  warn_slow_start=warn_slow_start) as host:
-        if _startup(report, host, spec, time_control):
-            for index, match in enumerate(plan):
-                _play(report, host, spec, match, CHECK_SEED + index, time_control, keep)
-        else:
-            report.add("matches", SKIP, "not played: the bot did not start")
+        try:
+            if _startup(report, host, spec, time_control):
+                for index, match in enumerate(plan):
+                    _play(report, host, spec, match, CHECK_SEED + index, time_control, keep)
+            else:
+                report.add("matches", SKIP, "not played: the bot did not start")
+        except HostError as error:   # the same error (a league tells its kinds apart)
+            error.args = (_kept_paths_only(str(error), host),)
+            raise
         if not report.passed:
             report.log_excerpt = _excerpt(host.log_dir, named_in_full=not host.temporary_logs)
-        if host.temporary_logs:   # removed with the host: name the log as the excerpt does
-            report.rows = [CheckRow(row.check, row.result,
-                                    row.detail.replace(f"{host.log_dir}/", ""))
-                           for row in report.rows]
+        report.rows = [CheckRow(row.check, row.result, _kept_paths_only(row.detail, host))
+                       for row in report.rows]
     return report
+
+
+def _kept_paths_only(text: str, host) -> str:
+    """`text` with each log file of a temporary log folder, gone once the check ends, named
+    as NOT_KEPT instead."""
+    if not host.temporary_logs:
+        return text
+    return re.sub(re.escape(f"{host.log_dir}/") + r"[^\s);]+", NOT_KEPT, text)
 
 
 def _manifest(report: CheckReport, folder: str | Path, games: Sequence[str] | None):
@@ -229,13 +242,13 @@ def _keep_record(keep: Path, match: _Match, record: dict) -> Path:
 
 
 def _excerpt(logs: Path, named_in_full: bool = False) -> str:
-    """The last lines of every log in `logs` (the bot's stderr), each under its file's name
-    (its whole path when the logs are kept: a path the author can open)."""
+    """The last lines of every log in `logs` (the bot's stderr), each under its file's whole
+    path when the logs are kept (a path the author can open), else naming no file."""
     parts = []
     for path in sorted(logs.glob("*.log")):
         lines = log_lines(path)[-EXCERPT_LINES:]
         if lines:
-            name = path if named_in_full else path.name
+            name = path if named_in_full else "the bot's log, temporary and not kept"
             parts.append(f"--- {name} (last {len(lines)} lines)\n" + "\n".join(lines))
     return "\n".join(parts) or "(the bot wrote nothing to stderr)"
 

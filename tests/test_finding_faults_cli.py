@@ -15,6 +15,7 @@ from engine import records
 ROOT = Path(__file__).parent.parent
 ILLEGAL = ROOT / "tests" / "misbehaving_bots" / "illegal_move"
 CRASHY = ROOT / "tests" / "misbehaving_bots" / "crash_mid_match"
+EXITS = ROOT / "tests" / "misbehaving_bots" / "exit_at_start"   # fails its start-up
 
 pytestmark = pytest.mark.sandbox
 
@@ -93,6 +94,29 @@ def test_bot_check_without_keep_says_its_logs_were_temporary(tmp_path, monkeypat
     assert result.exit_code == 1
     assert "--keep DIR keeps them" in result.output
     assert list(tmp_path.iterdir()) == []   # nothing is left behind without --keep
+
+
+def path_like(output: str) -> set[str]:
+    """Every word of `output` that looks like a file's path: it holds a `/` or ends in .log or
+    .json (a bare log name is a path too, relative to the working folder)."""
+    words = {word.strip("()[]{}:;,.'\"`") for word in output.split()}
+    return {word for word in words if "/" in word or re.search(r"\.(log|json)$", word)}
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["temporary", "keep"])
+@pytest.mark.parametrize("bot", [CRASHY, EXITS], ids=["crash mid-match", "exit at start"])
+def test_every_path_bot_check_names_exists_afterwards(bot, keep, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)   # relative paths are named from here
+    result = run("bot", "check", bot, *(["--keep", "kept"] if keep else []))
+    assert result.exit_code == 1
+    named = path_like(result.output)
+    for path in named:
+        assert Path(path).exists(), f"{path} is named but does not exist:\n{result.output}"
+    if keep:
+        assert any(path.endswith(".log") for path in named), result.output
+    else:   # the log is shown, and said to be gone, by no name
+        assert named == set(), result.output
+        assert "the bot's log, temporary and not kept" in result.output
 
 
 def test_export_output_dash_is_standard_output(league, tmp_path, monkeypatch):

@@ -20,6 +20,7 @@ from arena.league.store import read_records
 from arena.render.ladder_site import SITE_MARK, safe_name
 
 SAMPLE_BOTS = Path(__file__).resolve().parent.parent / "sample_bots"
+CHATTY = Path(__file__).resolve().parent / "league_bots" / "chatty"   # logs `ply K chose MOVE`
 HOSTILE = "../x<script>"
 MARKUP = "<b>late</b>"
 
@@ -133,6 +134,27 @@ def test_from_the_ladder_to_a_bot_to_a_match_whose_replay_has_the_moves(site, le
         dom = browser.page_source
         assert len(moves) > 10 and moves[0] in dom and moves[-1] in dom
         assert "greedy" in browser.title
+
+
+def test_a_replay_shows_the_bots_log_lines_at_their_ply(tmp_path):
+    league = tmp_path / "talk"
+    result = cli("league", "run", "--game", "mandala", "--bot", CHATTY, "--bot", "greedy",
+                 "--deals", 1, "--seed", 2, "--quiet", "--out", league)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "site"
+    assert cli("ladder", league, "--format", "html", "--output", out).exit_code == 0
+    stored = list(read_records(league))
+    assert len(stored) == 2   # chatty in each seat
+    with chromium() as browser:
+        for match_id, record in stored:
+            seat = record["players"].index("chatty")
+            ply, move = next((ply, move) for ply, (mover, move) in enumerate(record["moves"])
+                             if mover == seat and ply > 2)
+            browser.get(f"{(out / 'matches' / f'{safe_name(match_id)}.html').as_uri()}#ply-{ply}")
+            logs = browser.find_element("id", "logs").text
+            assert f"log of seat {seat} (chatty" in logs, (match_id, logs)
+            assert f"ply {ply} chose {move}" in logs
+            assert "chose" not in logs.replace(f"ply {ply} chose {move}", "")   # that act's only
 
 
 def test_the_pages_fit_a_390_pixel_screen(site):

@@ -1,5 +1,6 @@
 """Manifest messages an author sees through the CLI: every problem of a bot.toml at once, in
-one line, and one warning line per key the arena does not read."""
+one line, and one warning line per key the arena does not read (the bot still passes its
+check)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,16 +9,18 @@ from click.testing import CliRunner
 
 from arena.cli import main
 
+RANDOM_BOT = Path(__file__).resolve().parent.parent / "sample_bots" / "random" / "bot.py"
+
 
 def run(*args):
     return CliRunner().invoke(main, [str(arg) for arg in args])
 
 
-def bot(tmp_path: Path, manifest: str) -> Path:
+def bot(tmp_path: Path, manifest: str, code: str = "") -> Path:
     folder = tmp_path / "bot"
     folder.mkdir()
     (folder / "bot.toml").write_text(manifest)
-    (folder / "bot.py").write_text("")
+    (folder / "bot.py").write_text(code)
     return folder
 
 
@@ -35,8 +38,11 @@ def test_every_manifest_problem_is_reported_at_once_in_one_line(tmp_path):
 
 def test_unknown_keys_are_warned_one_line_each_and_the_bot_still_plays(tmp_path):
     folder = bot(tmp_path, 'name = "quiet"\ncommand = ["python3", "bot.py"]\n'
-                           'games = ["mandala"]\ngame = "mandala"\nauthor = "me"\n')
-    result = run("bot", "check", folder, "--game", "mandala", "--startup-time", "0.5")
+                           'games = ["mandala"]\ngame = "mandala"\nauthor = "me"\n',
+                 RANDOM_BOT.read_text())   # a bot that plays: the keys are only warned of
+    result = run("bot", "check", folder, "--game", "mandala")
+    assert result.exit_code == 0, result.output
+    assert "quiet: all checks passed" in result.stdout
     warnings = [line for line in result.stderr.splitlines() if "unknown key" in line]
     assert len(warnings) == 2, result.stderr   # once each, however often the manifest is read
     assert any("`game` is ignored (did you mean `games`?" in line for line in warnings)

@@ -131,6 +131,39 @@ def test_one_seed_story_names_both_seeds_and_a_command_that_replays_the_match(tm
 
 
 @needs_sandbox
+def test_the_replay_of_a_record_says_its_seed_is_derived_and_how_to_replay_it(tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.chdir(ROOT)   # the bot by a relative path, as an author types it
+    first = tmp_path / "a.json"
+    result = run("play", "mandala", "--seed", "7", "--bot", "sample_bots/random", "--bot",
+                 "greedy", "--record", first, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    deal_seed = json.loads(first.read_text())["seed"]
+    text = run("replay", first)
+    assert text.exit_code == 0, text.stderr
+    note, = [line for line in text.output.splitlines() if "derived seed" in line]
+    assert note.startswith(f"  seed {deal_seed} is the match's derived seed")
+    assert "made from --seed 7 " in note and f"(--seed takes 7, not {deal_seed})" in note
+    html = run("replay", first, "--format", "html").output
+    title = html.split("<title>")[1].split("</title>")[0]
+    assert title.endswith(f", derived seed {deal_seed}")
+    assert note.strip() == html.split('id="seed">')[1].split("</p>")[0].replace("&#39;", "'")
+    # The command shown replays the very match, from any folder.
+    command = shlex.split(note.split("replay this match there with: ")[1])
+    assert command[:2] == ["arena", "play"] and "--seed" in command
+    monkeypatch.chdir(tmp_path)
+    again = tmp_path / "b.json"
+    replayed = run(*command[1:], "--record", again, "--quiet")
+    assert replayed.exit_code == 0, replayed.stderr
+    assert json.loads(again.read_text())["moves"] == json.loads(first.read_text())["moves"]
+    # The derived seed as --seed is another match: the note is right to say it is not one.
+    other = tmp_path / "c.json"
+    assert run("play", "mandala", "--seed", deal_seed, "--bot", "random", "--bot", "greedy",
+               "--record", other, "--quiet").exit_code == 0
+    assert json.loads(other.read_text())["seed"] != deal_seed
+
+
+@needs_sandbox
 def test_a_bot_that_takes_most_of_its_start_up_allowance_is_warned_of(tmp_path):
     # Sleeps 2.5 s of an allowance of 6 s: over the third (2 s), well inside the limit.
     bot = shutil.copytree(ROOT / "tests" / "misbehaving_bots" / "slow_start", tmp_path / "bot")

@@ -56,7 +56,8 @@ def test_text_replay_prints_what_play_printed_move_by_move(played):
     assert moves_part(replayed) == moves_part(printed)
     seed = json.loads(record.read_text())["seed"]   # the deal's seed (arena.keys)
     assert replayed.splitlines()[0] == f"flowers-mandala, 3 players, seed {seed}"
-    assert replayed.splitlines()[4] == "start"
+    assert replayed.splitlines()[4].startswith(f"  seed {seed} is the match's derived seed")
+    assert replayed.splitlines()[5] == "start"
 
 
 def test_a_league_match_is_replayed_by_its_id(league):

@@ -46,7 +46,7 @@ def check_command(ctx, folder, games, move_time, tc, startup_time, unsafe_no_san
                         maxcolwidths=[None, None, 90]))
     if not report.passed:
         click.echo(f"\nbot log (stderr):\n{report.log_excerpt}")
-        # The log files named above went with the check's temporary folder.
+        # The logs went with the check's temporary folder: say how to keep them.
         if keep is None and report.log_excerpt:
             click.echo("\n(the logs were temporary: --keep DIR keeps them and every check "
                        "match's record)")

@@ -44,8 +44,9 @@ def parse_anchor(text: str | None) -> tuple[str, float] | None:
                    "the matrix and the charts.")
 @click.option("--output", metavar="DIR", default=None,
               help="With --format html: write a site into DIR instead (index.html, a page "
-                   "per bot listing its matches, a replay per match); `-`: the page to "
-                   "standard output. A site written before in DIR is replaced.")
+                   "per bot listing its matches, a replay per match with every bot's log "
+                   "lines); `-`: the page to standard output. A site written before in DIR "
+                   "is replaced.")
 @click.option("--matrix", is_flag=True,
               help="Print the pairwise score matrix instead of the ladder.")
 @click.option("--anchor", metavar="BOT=RATING", default=None,

@@ -80,6 +80,11 @@ def play(game, bots, players, seed, option_pairs, record_path, logs_dir, quiet, 
     seeds = installation_key().match_seeds(f"play:{seed}", players)
     # With the record on standard output, the log goes to stderr: stdout is the record alone.
     say = (lambda text: click.echo(text, err=True)) if to_stdout else click.echo
+    # Bot folders and the deal's record by whole path: the command replays the match from
+    # any folder, and the record keeps it (`arena replay` shows it beside the derived seed).
+    command = replay_command(game, seed, [lasting(bot, bot=True) for bot in bots], move_time, tc,
+                             startup_time, option_pairs, setup_source and lasting(setup_source),
+                             setup_match, unsafe_no_sandbox)
     with ExitStack() as stack:
         hosts: list = []   # at most one BotHost, started only when a bot folder is given
         seats = [make_seat(bot, game, stack, hosts, unsafe_no_sandbox, lane, logs_dir)
@@ -95,9 +100,7 @@ def play(game, bots, players, seed, option_pairs, record_path, logs_dir, quiet, 
                 say(f"  bot logs in {hosts[0].log_dir}" + (
                     " (temporary: --logs FOLDER or --record keeps them)"
                     if hosts[0].temporary_logs else ""))
-            say(seed_story(seed, seeds.deal, deal is not None, replay_command(
-                game, seed, bots, move_time, tc, startup_time, option_pairs, setup_source,
-                setup_match, unsafe_no_sandbox)))
+            say(seed_story(seed, seeds.deal, deal is not None, command))
         record = play_match(game, players, options, seeds.deal, seats, time_control,
                             on_event=None if quiet else (lambda event: print_event(event,
                                                                                    to_stdout)),
@@ -107,6 +110,7 @@ def play(game, bots, players, seed, option_pairs, record_path, logs_dir, quiet, 
                             [move for seat, move in deal.moves if seat == CHANCE])
         if hosts and hosts[0].temporary_logs:
             show_forfeiter_log(record, seats, hosts[0])
+    record["replay"] = {"seed": seed, "command": command}   # a key readers may ignore
     result = record["result"]
     if quiet:
         say(f"scores {result['scores']} ranks {result['ranks']} end {result['end']}")
@@ -147,6 +151,15 @@ def replay_command(game, seed, bots, move_time, tc, startup_time, option_pairs, 
     if unsafe:
         words.append("--unsafe-no-sandbox")
     return shlex.join(words)
+
+
+def lasting(source: str, *, bot: bool = False) -> str:
+    """A `--setup-from` (or with `bot`, a `--bot`) as a whole path when it names a file or
+    folder (a bot folder: one with a bot.toml, as `resolve_bot` reads it), else as given."""
+    path = Path(source)
+    if (path / "bot.toml").is_file() if bot else path.exists():
+        return str(path.resolve())
+    return source
 
 
 def recorded_deal(source: str, match_id: str | None, game: str, players: int,

@@ -14,7 +14,7 @@ from arena.cli.records import load_record
 from arena.actlogs import match_logs, matches_in
 from arena.errors import ArenaError
 from arena.match import Ended, Forfeited, Moved
-from arena.render.replay import render_replay_html, seat_names, steps
+from arena.render.replay import render_replay_html, seat_names, seed_note, steps
 from engine.core import CHANCE
 
 
@@ -47,6 +47,8 @@ def replay(source: str, match_id: str | None, fmt: str, logs: Path | None) -> No
     click.echo(f"{record['game']}, {len(names)} players, seed {record.get('seed')}")
     for index, name in enumerate(names):
         click.echo(f"  seat {index}: {name}")
+    if seed_note(record):
+        click.echo(f"  {seed_note(record)}")
     state = None
     for step in steps(record):
         state = step.state

@@ -3,13 +3,18 @@ and each match to its replay.
 
     DIR/index.html          the ladder (`arena.render.ladder_page`), bot names linking to
     DIR/bots/NAME.html      a bot's matches: date, opponents, seat, score, result, forfeit,
-    DIR/matches/ID.html     each match's replay (`arena.render.replay`)
+    DIR/matches/ID.html     each match's replay (`arena.render.replay`), with every bot's
+                            log lines at their plies, from the league's `logs/`
 
 `arena ladder results/NAME --format html --output DIR` writes it. Bots choose their names and
 match ids hold them, so no file name is taken from either as it is: `safe_name` keeps a few
 plain characters and adds a hash of the whole name whenever it changed anything. The site is
 built in a folder beside DIR and swapped in whole, so a reader never sees half a site and a
 second run replaces the first; a folder that is not a site written here is never replaced.
+
+The site is written from league folders on this machine for whoever may read them, so, as
+`arena replay LEAGUE --format html` does, it shows every bot's log (the service shows a log to
+its bot's author only): publish it only where every bot's author may read the others' logs.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+from arena.actlogs import MatchLogs, logs_by_match
 from arena.errors import ArenaError
 from arena.league.store import MatchRow, read_match_rows, read_records
 from arena.render import shown_time, templates
@@ -61,6 +67,11 @@ class LeagueMatches:
     def rows(self) -> list[MatchRow]:
         return read_match_rows(self.folder)
 
+    def logs(self) -> MatchLogs:
+        """Its bots' log lines by match id (unprefixed, as the logs name them), each log read
+        once for all matches (each log is capped, 1 MiB by default)."""
+        return logs_by_match(sorted((Path(self.folder) / "logs").glob("*.log")))
+
 
 @dataclass(frozen=True)
 class SiteSummary:
@@ -99,12 +110,13 @@ def write_site(out: Path, leagues: Sequence[LeagueMatches], *, table: Ladder,
                                summary=summaries.get(bot), matches=listed.get(bot, []))
             (draft / "bots" / bot_files[bot]).write_text(html, encoding="utf-8")
         for league in leagues:
-            for match_id, record in read_records(league.folder):
-                match_id = league.prefix + match_id
+            logs = league.logs()
+            for stored_id, record in read_records(league.folder):
+                match_id = league.prefix + stored_id
                 if match_id not in match_files:   # stored since the rows were read
                     continue
                 (draft / "matches" / match_files[match_id]).write_text(
-                    _replay(match_id, record), encoding="utf-8")
+                    _replay(match_id, record, logs.get(stored_id)), encoding="utf-8")
                 done(1)
         (draft / SITE_MARK).write_text("written by `arena ladder --format html --output`\n")
         _swap_in(draft, out)
@@ -203,10 +215,11 @@ def _forfeit(row: MatchRow, seat: int) -> str:
     return f"by {who}: {row.forfeit_text}"
 
 
-def _replay(match_id: str, record: dict) -> str:
-    """The replay page, or a page saying why this record cannot be replayed."""
+def _replay(match_id: str, record: dict, logs: dict | None) -> str:
+    """The replay page (with `logs`, seat -> ply -> lines), or a page saying why this record
+    cannot be replayed."""
     try:
-        return render_replay_html(record)
+        return render_replay_html(record, logs=logs)
     except (EngineError, KeyError, TypeError, ValueError) as error:
         return templates().get_template("ladder/unreadable.html").render(
             title=f"match {match_id}", error=str(error))

@@ -67,6 +67,24 @@ def seat_names(record: Mapping[str, Any]) -> list[str]:
     return names
 
 
+def seed_note(record: Mapping[str, Any]) -> str:
+    """What the record's seed is (derived, not a --seed) and how to play the match again: the
+    command `arena play` kept in the record, else `--setup-from` for its deal."""
+    seed = record.get("seed")
+    if seed is None:
+        return ""
+    replay = record.get("replay") if isinstance(record.get("replay"), dict) else {}
+    typed, command = replay.get("seed"), replay.get("command")
+    if isinstance(typed, int) and isinstance(command, str):
+        what = "chance draws" if "--setup-from" in command.split() else "deal and chance draws"
+        return (f"seed {seed} is the match's derived seed (its {what}), made from --seed "
+                f"{typed} with the key of the installation that played it (--seed takes "
+                f"{typed}, not {seed}); replay this match there with: {command}")
+    return (f"seed {seed} is the match's derived seed (its deal and chance draws), not a "
+            f"--seed; `arena play {record['game']} --setup-from` with this record deals it "
+            "again, to any bots")
+
+
 def describe_result(record: Mapping[str, Any]) -> str:
     result = record.get("result")
     if not result:
@@ -184,11 +202,11 @@ def render_replay_html(record: Mapping[str, Any], *,
     the first act) are shown at their plies: pass only the seats the reader may see."""
     data = _page_data(record, logs)
     title = (f"{record['game']}: " + " vs ".join(data["names"])
-             + (f", seed {record['seed']}" if record.get("seed") is not None else ""))
+             + (f", derived seed {record['seed']}" if record.get("seed") is not None else ""))
     environment = templates()
     script, style = (environment.loader.get_source(environment, name)[0]
                      for name in ("replay.js", "replay.css"))
     return environment.get_template("replay.html").render(
-        title=title, result=data["result"],
+        title=title, result=data["result"], seed=seed_note(record),
         control=_describe_control(record.get("time_control") or {}),
         data_json=Markup(_json_for_script(data)), script=Markup(script), style=Markup(style))
