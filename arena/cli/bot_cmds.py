@@ -24,7 +24,7 @@ def bot() -> None:
 @click.argument("folder", type=click.Path(path_type=str))
 @click.option("--game", "games", multiple=True, metavar="GAME",
               help="Check only this game (repeatable; default: every game the bot declares).")
-@timing_options
+@timing_options()
 @click.option("--unsafe-no-sandbox", is_flag=True,
               help="Run the bot without the bubblewrap sandbox (trusted bots only).")
 @click.option("--keep", "keep", type=click.Path(file_okay=False, path_type=str), default=None,

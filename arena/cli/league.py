@@ -50,7 +50,7 @@ def league() -> None:
 @click.option("--deals", type=int, default=None,
               help="Rounds: in each, every table plays every seating once (default 10).")
 @seed_option("league")
-@timing_options
+@timing_options()
 @click.option("--gauntlet", default=None, metavar="BOT",
               help="Only matches of this bot (name or folder) against the others.")
 @click.option("--tables", type=int, default=None,

@@ -45,7 +45,7 @@ FORFEIT_LOG_LINES = 20
                    "RECORD.logs; without --record they are temporary, and a forfeiting bot's "
                    "log is printed before they go).")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
-@timing_options
+@timing_options()
 @click.option("--unsafe-no-sandbox", is_flag=True,
               help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
 @click.option("--setup-from", "setup_source", default=None, metavar="RECORD|LEAGUE_FOLDER",

@@ -44,7 +44,7 @@ from arena.stats import sprt
 @click.option("--max-pairs", type=int, default=10_000, show_default=True,
               help="Stop undecided after this many pairs.")
 @seed_option("test")
-@timing_options
+@timing_options()
 @click.option("--name", default=None,
               help="Test name: its folder is results/NAME; the same command again continues it.")
 @sandbox_option
