@@ -9,6 +9,7 @@ from typing import Sequence
 
 import click
 
+from arena.cli.options import STDOUT
 from arena.cli.root import main
 from arena.errors import ArenaError
 from arena.league.merge import match_prefix, read_leagues
@@ -18,8 +19,6 @@ from arena.render.ladder_site import LeagueMatches, check_target, write_site
 from arena.stats.botstats import MatchFacts, bot_stats, order_effects
 from arena.stats.ratings import Outcome
 from arena.stats.report import FORMATS, history_text, ladder_text, rated
-
-STDOUT = "-"
 
 
 def parse_anchor(text: str | None) -> tuple[str, float] | None:

@@ -19,8 +19,8 @@ from tabulate import tabulate
 from arena.bots.manifest import resolution_help
 from arena.cli.root import bench, main
 from arena.cli.ladder import missing_protections_footer, order_effect_footer
-from arena.cli.options import (bot_checker, executor_from, output_option, run_options,
-                               sandbox_option, seed_option, timing_options)
+from arena.cli.options import (bot_checker, executor_from, output_option, rule_option,
+                               run_options, sandbox_option, seed_option, timing_options)
 from arena.cli.progress import Progress, stopped_cleanly
 from arena.keys import random_seed
 from arena.league.config import LeagueError
@@ -44,8 +44,7 @@ def league() -> None:
 @click.option("--bot", "bots", multiple=True, metavar="FOLDER",
               help="A bot folder or a built-in bot; repeat for each bot. " + resolution_help())
 @click.option("--game", default=None, help="The game id (see `arena games`).")
-@click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
-              help="A rule option of the game (repeatable).")
+@rule_option
 @click.option("--players", type=int, default=None, help="Players per match (default 2).")
 @click.option("--deals", type=int, default=None,
               help="Rounds: in each, every table plays every seating once (default 10).")
@@ -64,7 +63,7 @@ def league() -> None:
 @click.option("--name", default=None, help="League name: its folder is results/NAME.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="League folder, instead of results/NAME.")
-@sandbox_option
+@sandbox_option()
 @run_options
 def run_command(config_path, bots, game, option_pairs, players, deals, seed, move_time, tc,
                 startup_time, gauntlet, tables, seating, name, out, unsafe_no_sandbox, workers,
@@ -74,7 +73,8 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
     flags = {"game": game, "players": players, "deals": deals, "seed": seed,
              "move_time": move_time, "tc": tc, "startup_time": startup_time,
              "gauntlet": gauntlet, "tables": tables, "seating": seating, "name": name,
-             "unsafe_no_sandbox": unsafe_no_sandbox, "bots": list(bots) or None}
+             # The flag can only turn it on: left out, the config file's value holds.
+             "unsafe_no_sandbox": unsafe_no_sandbox or None, "bots": list(bots) or None}
     settings.update({key: value for key, value in flags.items() if value is not None})
     if "seed" not in settings:
         settings["seed"] = random_seed()

@@ -1,6 +1,6 @@
 """The options several commands share, each written once: how matches are run (--workers,
 --executor, --ray-address, --fresh-bots, --quiet, --skip-check), their time control
-(--move-time, --tc, --startup-time), the sandbox, an output file where
+(--move-time, --tc, --startup-time), the sandbox, a game's rule options, an output file where
 `-` means standard output, and the ladder service's folder and address; with what they turn
 into (the executor, the bots' check before a league).
 """
@@ -78,9 +78,14 @@ def timing_options(note: str = "") -> Callable:
     )
 
 
-sandbox_option = click.option(
-    "--unsafe-no-sandbox", is_flag=True, default=None,
-    help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
+def sandbox_option(what: str = "bot folders", why: str = "trusted bots only") -> Callable:
+    """--unsafe-no-sandbox: run `what` without bubblewrap (`why` says when that is wise)."""
+    return click.option("--unsafe-no-sandbox", is_flag=True,
+                        help=f"Run {what} without the bubblewrap sandbox ({why}).")
+
+
+rule_option = click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
+                           help="A rule option of the game (repeatable; see `arena games`).")
 
 
 def seed_option(what: str) -> Callable:
