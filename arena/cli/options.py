@@ -11,11 +11,12 @@ from typing import Callable
 
 import click
 
+from arena import hostload
 from arena.botcheck import check_league_bots
 from arena.bots.manifest import is_builtin
 from arena.league.config import LeagueConfig, LeagueError
 from arena.league.store import BotEntry
-from arena.league.workers import Dispatcher, ProcessPool, default_workers
+from arena.league.workers import Dispatcher, ProcessPool
 
 STDOUT = "-"
 """An output file named so is standard output."""
@@ -125,7 +126,7 @@ def executor_from(workers: int | None, executor: str, ray_address: str | None,
         pool = RayPool(workers, ray_address, quiet=quiet, keep=keep)
         pool.connect(stay=keep)
         return pool
-    return ProcessPool(default_workers() if workers is None else workers, keep=keep)
+    return ProcessPool(hostload.cores() if workers is None else workers, keep=keep)
 
 
 def data_option(help: str = "The service's data folder (as given to `arena serve`)."
