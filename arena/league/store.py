@@ -254,8 +254,7 @@ class Store:
                            worker=finished.worker)
         try:
             with sqlite.transaction(self.conn):
-                self.conn.execute(f"INSERT INTO matches ({', '.join(row)}) "
-                                  f"VALUES ({', '.join(':' + column for column in row)})", row)
+                sqlite.insert(self.conn, "matches", row)
         except sqlite3.IntegrityError:
             raise StoreError(f"match {spec.id} is already stored in {self.path}: two runs of "
                              "one league at once?") from None
