@@ -10,7 +10,8 @@ one way.
 - Writers run in WAL mode with synchronous=NORMAL: a commit survives the process being
   killed (it is in the WAL file) without an fsync per commit, and readers never block the
   writer or each other.
-- `transaction` is BEGIN IMMEDIATE ... COMMIT, rolled back on any exception, Ctrl-C included.
+- `transaction` is BEGIN IMMEDIATE ... COMMIT, rolled back on any exception, Ctrl-C included;
+  `insert` writes one row given as a dict.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from arena.errors import ArenaError
 
@@ -134,3 +135,10 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def insert(conn: sqlite3.Connection, table: str, row: Mapping[str, Any]) -> None:
+    """INSERT one row into `table`, its columns named by `row`'s keys (the code's own names,
+    never input: only the values are parameters)."""
+    conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                 tuple(row.values()))

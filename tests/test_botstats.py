@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.stats.botstats import FLAG_P, MatchFacts, bot_stats, order_effects, sign_test
-from arena.cli.league import Leader
+from arena.stats.report import Leader
 from arena.cli.progress import Progress
 from arena.stats.ratings import Outcome
 from arena.league.store import Store

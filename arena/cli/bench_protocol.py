@@ -8,6 +8,7 @@ import click
 from tabulate import tabulate
 
 from arena.bench import protocol as protocol_bench
+from arena.cli.options import sandbox_option
 from arena.cli.root import bench
 
 
@@ -16,8 +17,7 @@ from arena.cli.root import bench
               help="Game whose decisions are sent.")
 @click.option("--decisions", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Decisions timed on each path.")
-@click.option("--unsafe-no-sandbox", is_flag=True,
-              help="Run the bot without bubblewrap (to see what the sandbox costs).")
+@sandbox_option("the bot", "to see what the sandbox costs")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def bench_protocol(game_id: str, decisions: int, unsafe_no_sandbox: bool, as_json: bool):
     """Median and p99 cost of one decision: in-process, arena (gRPC to a sandboxed bot), a

@@ -9,7 +9,7 @@ from tabulate import tabulate
 
 from arena.botcheck import CheckRow, check_bot
 from arena.cli.root import main
-from arena.cli.options import timing_options
+from arena.cli.options import sandbox_option, timing_options
 from arena.clock import TimeControl
 from arena.starters import LANGUAGES, new_bot
 from engine import registry
@@ -24,9 +24,8 @@ def bot() -> None:
 @click.argument("folder", type=click.Path(path_type=str))
 @click.option("--game", "games", multiple=True, metavar="GAME",
               help="Check only this game (repeatable; default: every game the bot declares).")
-@timing_options
-@click.option("--unsafe-no-sandbox", is_flag=True,
-              help="Run the bot without the bubblewrap sandbox (trusted bots only).")
+@timing_options()
+@sandbox_option("the bot")
 @click.option("--keep", "keep", type=click.Path(file_okay=False, path_type=str), default=None,
               metavar="DIR", help="Keep the bot's logs and every check match's record in DIR "
                                   "(made if missing), for `arena replay` and `arena debug`.")

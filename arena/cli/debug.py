@@ -7,6 +7,7 @@ import textwrap
 
 import click
 
+from arena.cli.options import sandbox_option
 from arena.cli.root import main
 from arena.cli.records import load_record
 from arena.debug import DEBUG_BOT_SEED, debug_position
@@ -26,8 +27,7 @@ from arena.debug import DEBUG_BOT_SEED, debug_position
               help="Per-move limit in seconds (default: the record's time control).")
 @click.option("--bot-seed", type=int, default=DEBUG_BOT_SEED, show_default=True,
               help="The bot's rng_seed (a match's own is secret, not in its record).")
-@click.option("--unsafe-no-sandbox", is_flag=True,
-              help="Run the bot without the bubblewrap sandbox (trusted bots only).")
+@sandbox_option("the bot")
 @click.pass_context
 def debug_command(ctx, source, ply, folder, match_id, move_time, bot_seed, unsafe_no_sandbox):
     """Show what a bot sees at one ply of a recorded match and what it answers now.

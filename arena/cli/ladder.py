@@ -4,22 +4,24 @@ Reads only what the league store holds, so it works on a league that is still ru
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Sequence
 
 import click
 
+from arena.cli.options import STDOUT
+from arena.cli.progress import Progress
 from arena.cli.root import main
 from arena.errors import ArenaError
 from arena.league.merge import match_prefix, read_leagues
 from arena.league.store import read_match_facts, read_missing_protections
 from arena.render.ladder_page import ladder_page
 from arena.render.ladder_site import LeagueMatches, check_target, write_site
-from arena.stats.botstats import MatchFacts, bot_stats, order_effects
+from arena.stats.botstats import bot_stats
 from arena.stats.ratings import Outcome
-from arena.stats.report import FORMATS, history_text, ladder_text, rated
-
-STDOUT = "-"
+from arena.stats.report import (FORMATS, history_text, ladder_text, missing_protections_footer,
+                                order_effect_footer, rated)
 
 
 def parse_anchor(text: str | None) -> tuple[str, float] | None:
@@ -92,7 +94,8 @@ def ladder(leagues: tuple[str, ...], fmt: str, output: str | None, matrix: bool,
         click.echo(ladder_text(outcomes, fmt, anchor=anchor_pair, matrix=matrix, facts=facts,
                                stats=stats))
         if fmt in ("table", "markdown"):
-            for line in missing_protections_footer(leagues) + order_effect_footer(outcomes):
+            missing = {folder: read_missing_protections(folder) for folder in leagues}
+            for line in missing_protections_footer(missing) + order_effect_footer(outcomes):
                 click.echo(line)
 
 
@@ -108,32 +111,10 @@ def html_ladder(leagues: Sequence[str], outcomes: list[Outcome], rules: str,
         return
     check_target(site)   # before the progress bar: a refusal is one line
     sources = [LeagueMatches(match_prefix(folder, leagues), folder) for folder in leagues]
-    with click.progressbar(length=len(outcomes), label="Writing match replays",
-                           file=click.get_text_stream("stderr")) as bar:
+    with Progress(len(outcomes), 0, unit="replays", stream=sys.stderr,
+                  label="Writing match replays") as bar:
         written = write_site(site, sources, table=table, outcomes=outcomes, title=title,
-                             stats=stats, done=bar.update)
+                             stats=stats, done=bar.advance)
     click.echo(f"Wrote the ladder, {written.bots} bot pages and {written.matches} match "
                f"replays: open {written.where / 'index.html'}")
 
-
-def order_effect_footer(outcomes: Sequence[Outcome]) -> list[str]:
-    """One line per bot flagged for an order effect (arena.stats.botstats): on deals it met in
-    more than one seating it did better later, beyond chance. Seatings in schedule order."""
-    facts = [MatchFacts(o.bots, o.scores, o.ranks, None, None, (), deal=o.deal)
-             for o in outcomes]
-    return [f"Note: {bot} did better in its later seating of {effect.better} of the "
-            f"{effect.deals} deals it met twice and worse in {effect.worse} (sign test p = "
-            f"{effect.p_value:.2g}): its processes may pass deals to each other; see --stats."
-            for bot, effect in sorted(order_effects(facts).items()) if effect.flagged]
-
-
-def missing_protections_footer(leagues: Sequence[str]) -> list[str]:
-    """One line per league that ran without some sandbox protection, naming each."""
-    lines = []
-    for folder in leagues:
-        missing = read_missing_protections(folder)
-        if missing:
-            named = "; ".join(f"{name} ({why})" for name, why in missing.items())
-            lines.append(f"Note: league {folder} ran without these sandbox protections: "
-                         f"{named}. See `arena doctor`.")
-    return lines

@@ -5,32 +5,29 @@ both (flags win). Opening, checking and playing it is arena.league.lifecycle's.
 """
 from __future__ import annotations
 
-import json
-import math
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import click
-import numpy as np
 from tabulate import tabulate
 
 from arena.bots.manifest import resolution_help
 from arena.cli.root import bench, main
-from arena.cli.ladder import missing_protections_footer, order_effect_footer
-from arena.cli.options import (bot_checker, executor_from, output_option, run_options,
-                               sandbox_option, seed_option, timing_options)
+from arena.cli.options import (bot_checker, executor_from, output_option, rule_option,
+                               run_options, sandbox_option, seed_option, timing_options)
 from arena.cli.progress import Progress, stopped_cleanly
 from arena.keys import random_seed
 from arena.league.config import LeagueError
 from arena.league.lifecycle import League, named_folder, open_league, run
 from arena.league.schedule import DEFAULT_MAX_TABLES, DEFAULT_SEATING, SEATINGS
 from arena.league.settings import config_from_settings, read_config_file
-from arena.league.store import read_match_rows, read_outcomes, read_records
+from arena.league.store import (export_lines, read_match_rows, read_missing_protections,
+                                read_outcomes, write_export)
 from arena.league.workers import Executor
-from arena.stats.ratings import Outcome, score_matrix
-from arena.stats.report import ladder_text
+from arena.stats.ratings import Outcome
+from arena.stats.report import (Leader, ladder_text, missing_protections_footer,
+                                order_effect_footer)
 
 
 @main.group()
@@ -44,13 +41,12 @@ def league() -> None:
 @click.option("--bot", "bots", multiple=True, metavar="FOLDER",
               help="A bot folder or a built-in bot; repeat for each bot. " + resolution_help())
 @click.option("--game", default=None, help="The game id (see `arena games`).")
-@click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
-              help="A rule option of the game (repeatable).")
+@rule_option
 @click.option("--players", type=int, default=None, help="Players per match (default 2).")
 @click.option("--deals", type=int, default=None,
               help="Rounds: in each, every table plays every seating once (default 10).")
 @seed_option("league")
-@timing_options
+@timing_options()
 @click.option("--gauntlet", default=None, metavar="BOT",
               help="Only matches of this bot (name or folder) against the others.")
 @click.option("--tables", type=int, default=None,
@@ -64,7 +60,7 @@ def league() -> None:
 @click.option("--name", default=None, help="League name: its folder is results/NAME.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="League folder, instead of results/NAME.")
-@sandbox_option
+@sandbox_option()
 @run_options
 def run_command(config_path, bots, game, option_pairs, players, deals, seed, move_time, tc,
                 startup_time, gauntlet, tables, seating, name, out, unsafe_no_sandbox, workers,
@@ -74,7 +70,8 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
     flags = {"game": game, "players": players, "deals": deals, "seed": seed,
              "move_time": move_time, "tc": tc, "startup_time": startup_time,
              "gauntlet": gauntlet, "tables": tables, "seating": seating, "name": name,
-             "unsafe_no_sandbox": unsafe_no_sandbox, "bots": list(bots) or None}
+             # The flag can only turn it on: left out, the config file's value holds.
+             "unsafe_no_sandbox": unsafe_no_sandbox or None, "bots": list(bots) or None}
     settings.update({key: value for key, value in flags.items() if value is not None})
     if "seed" not in settings:
         settings["seed"] = random_seed()
@@ -124,42 +121,9 @@ def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None
     outcomes = read_outcomes(opened.folder)
     if outcomes:
         click.echo(ladder_text(outcomes))
-        for line in (missing_protections_footer([str(opened.folder)])
-                     + order_effect_footer(outcomes)):
+        missing = {str(opened.folder): read_missing_protections(opened.folder)}
+        for line in missing_protections_footer(missing) + order_effect_footer(outcomes):
             click.echo(line)
-
-
-class Leader:
-    """The progress bar's status: the bot with the highest share of pairwise points so far
-    ("leader greedy (64% of pairwise points)").
-
-    Recounted from every outcome, so at most every second and at most a tenth of the time:
-    a long league's bar must not slow the league.
-    """
-
-    def __init__(self, outcomes: list[Outcome]):
-        self.outcomes = list(outcomes)
-        self.shown, self.counted_at, self.cost = "-", -math.inf, 0.0
-
-    def add(self, outcome: Outcome) -> None:
-        self.outcomes.append(outcome)
-
-    def text(self) -> str:
-        now = time.monotonic()
-        if now - self.counted_at >= max(1.0, 10 * self.cost):
-            self.shown = self._count()
-            self.counted_at, self.cost = now, time.monotonic() - now
-        return f"leader {self.shown}"
-
-    def _count(self) -> str:
-        matrix = score_matrix(self.outcomes)
-        results = matrix.games.sum(axis=1)
-        if not results.any():
-            return "-"
-        share = np.divide(matrix.points.sum(axis=1), results, out=np.zeros(len(results)),
-                          where=results > 0)
-        best = int(np.argmax(share))
-        return f"{matrix.bots[best].split('@')[0]} ({share[best]:.0%} of pairwise points)"
 
 
 @bench.command("league")
@@ -180,20 +144,11 @@ def bench_league(deals, repeats, move_time):
 def export_command(folder, output):
     """Write a league's match records as JSON Lines: one arena-record/1 per line, in schedule
     order, each with its league match id as key `match` (for `arena replay --match`)."""
-    lines = (json.dumps({**record, "match": match_id}, separators=(",", ":"))
-             for match_id, record in read_records(folder))
     if output is None:
-        for line in lines:
+        for line in export_lines(folder):
             click.echo(line)
         return
-    draft = output.with_name(output.name + ".part")   # a reader never sees half an export
-    try:
-        with open(draft, "w") as file:
-            count = sum(file.write(line + "\n") > 0 for line in lines)
-        draft.replace(output)
-    except OSError as error:
-        draft.unlink(missing_ok=True)
-        raise LeagueError(f"cannot write {output}: {error.strerror}") from None
+    count = write_export(folder, output)
     click.echo(f"{count} records of {folder} written to {output}", err=True)
 
 

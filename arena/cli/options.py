@@ -1,7 +1,8 @@
 """The options several commands share, each written once: how matches are run (--workers,
---executor, --fresh-bots, --quiet, --skip-check), their time control (--move-time, --tc,
---startup-time), the sandbox, and an output file where `-` means standard output; with what
-they turn into (the executor, the bots' check before a league).
+--executor, --ray-address, --fresh-bots, --quiet, --skip-check), their time control
+(--move-time, --tc, --startup-time), the sandbox, a game's rule options, an output file where
+`-` means standard output, and the ladder service's folder and address; with what they turn
+into (the executor, the bots' check before a league).
 """
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Callable
 
 import click
 
+from arena import hostload
 from arena.botcheck import check_league_bots
 from arena.bots.manifest import is_builtin
 from arena.league.config import LeagueConfig, LeagueError
 from arena.league.store import BotEntry
-from arena.league.workers import Executor, ProcessPool, default_workers
+from arena.league.workers import Dispatcher, ProcessPool
 
 STDOUT = "-"
 """An output file named so is standard output."""
@@ -29,18 +31,28 @@ def _options(*options: Callable) -> Callable:
     return apply
 
 
+def executor_options(capped: bool = False) -> Callable:
+    """--workers, --executor and --ray-address (`executor_from` turns them into an executor).
+    `capped`: the command never plays more matches at once than there are cores (the
+    service), and --workers' help says so."""
+    default = "default, and at most" if capped else "default"
+    return _options(
+        click.option("--workers", type=int, default=None,
+                     help=f"Matches played at once, each worker with its own bots ({default}: "
+                          "the machine's cores; with Ray, the cluster's CPUs)."),
+        click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+                     show_default=True,
+                     help="Where workers run: local processes, or Ray actors (across machines; "
+                          "needs pip install 'arena[ray]')."),
+        click.option("--ray-address", default=None, metavar="ADDRESS",
+                     help="With --executor ray: join this running Ray cluster (HOST:PORT; "
+                          "default: start Arena's own local Ray for the run, never one another "
+                          "program started)."),
+    )
+
+
 run_options = _options(
-    click.option("--workers", type=int, default=None,
-                 help="Matches played at once, each worker with its own bots (default: the "
-                      "machine's cores; with Ray, the cluster's CPUs)."),
-    click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
-                 show_default=True,
-                 help="Where workers run: local processes, or Ray actors (across machines; "
-                      "needs pip install 'arena[ray]')."),
-    click.option("--ray-address", default=None, metavar="ADDRESS",
-                 help="With --executor ray: join this running Ray cluster (HOST:PORT; default: "
-                      "start Arena's own local Ray for the run, never one another program "
-                      "started)."),
+    executor_options(),
     click.option("--fresh-bots", is_flag=True,
                  help="Start new bot processes for every match: strict isolation (a pooled "
                       "bot process could remember a deal it saw in an earlier seating); "
@@ -54,18 +66,27 @@ run_options = _options(
 )
 """Options of the commands that play many matches (`arena league run/resume`, `arena sprt`)."""
 
-timing_options = _options(
-    click.option("--move-time", type=float, default=None,
-                 help="Per-move limit in seconds (default 1.0 when no --tc)."),
-    click.option("--tc", default=None, metavar="BANK+INC",
-                 help="Time bank and increment per move, in seconds, e.g. 10+0.1."),
-    click.option("--startup-time", type=float, default=None,
-                 help="Seconds a bot gets to start and shake hands (default 10)."),
-)
+def timing_options(note: str = "") -> Callable:
+    """--move-time, --tc and --startup-time (`TimeControl.from_cli` reads them); `note` ends
+    --move-time's help where the command times only some matches with them."""
+    return _options(
+        click.option("--move-time", type=float, default=None,
+                     help="Per-move limit in seconds (default 1.0 when no --tc)." + note),
+        click.option("--tc", default=None, metavar="BANK+INC",
+                     help="Time bank and increment per move, in seconds, e.g. 10+0.1."),
+        click.option("--startup-time", type=float, default=None,
+                     help="Seconds a bot gets to start and shake hands (default 10)."),
+    )
 
-sandbox_option = click.option(
-    "--unsafe-no-sandbox", is_flag=True, default=None,
-    help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
+
+def sandbox_option(what: str = "bot folders", why: str = "trusted bots only") -> Callable:
+    """--unsafe-no-sandbox: run `what` without bubblewrap (`why` says when that is wise)."""
+    return click.option("--unsafe-no-sandbox", is_flag=True,
+                        help=f"Run {what} without the bubblewrap sandbox ({why}).")
+
+
+rule_option = click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
+                           help="A rule option of the game (repeatable; see `arena games`).")
 
 
 def seed_option(what: str) -> Callable:
@@ -94,16 +115,34 @@ def output_option(help: str) -> Callable:
 
 
 def executor_from(workers: int | None, executor: str, ray_address: str | None,
-                  quiet: bool) -> Executor:
-    """The executor --workers, --executor and --ray-address ask for."""
+                  quiet: bool, *, keep: bool = False) -> Dispatcher:
+    """The executor --workers, --executor and --ray-address ask for (Ray joined or started
+    now, so a bad address is refused before any work). `keep`: one executor for many runs,
+    its workers and bots kept between them (the service's)."""
     if ray_address is not None and executor != "ray":
         raise LeagueError("--ray-address needs --executor ray")
     if executor == "ray":
         from arena.league.ray_pool import RayPool   # Ray is optional and slow to import
-        pool = RayPool(workers, ray_address, quiet=quiet)
-        pool.connect()
+        pool = RayPool(workers, ray_address, quiet=quiet, keep=keep)
+        pool.connect(stay=keep)
         return pool
-    return ProcessPool(default_workers() if workers is None else workers)
+    return ProcessPool(hostload.cores() if workers is None else workers, keep=keep)
+
+
+def data_option(help: str = "The service's data folder (as given to `arena serve`)."
+                ) -> Callable:
+    """--data: the ladder service's folder (`arena serve`, `arena author ...`)."""
+    return click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path),
+                        required=True, help=help)
+
+
+client_options = _options(
+    click.option("--server", required=True, metavar="URL",
+                 help="The service, e.g. http://127.0.0.1:8000"),
+    click.option("--token", required=True, envvar="ARENA_TOKEN",
+                 help="Your author token (or set ARENA_TOKEN)."),
+)
+"""Options of the ladder service's clients (`arena submit`, `arena author recheck`)."""
 
 
 def bot_checker(skip_check: bool, quiet: bool

@@ -11,7 +11,7 @@ import click
 from arena.bots.manifest import BuiltinBot, resolution_help, resolve_bot
 from arena.clock import TimeControl
 from arena.cli.root import main
-from arena.cli.options import STDOUT, timing_options
+from arena.cli.options import STDOUT, rule_option, sandbox_option, timing_options
 from arena.cli.records import load_record
 from arena.errors import ArenaError
 from arena.keys import installation_key, random_seed
@@ -35,8 +35,7 @@ FORFEIT_LOG_LINES = 20
               help="Seed of the match: with this installation's secret key it fixes the deal, "
                    "chance moves and bots' own seeds, so the same seed replays the same match "
                    "here (default: 64 random bits, printed in the log).")
-@click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
-              help="A rule option of the game (repeatable; see `arena games`).")
+@rule_option
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the match record (arena-record/1 JSON) to this file (`-`: standard "
                    "output, and the move log goes to standard error).")
@@ -45,9 +44,8 @@ FORFEIT_LOG_LINES = 20
                    "RECORD.logs; without --record they are temporary, and a forfeiting bot's "
                    "log is printed before they go).")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
-@timing_options
-@click.option("--unsafe-no-sandbox", is_flag=True,
-              help="Run bot folders without the bubblewrap sandbox (trusted bots only).")
+@timing_options()
+@sandbox_option()
 @click.option("--setup-from", "setup_source", default=None, metavar="RECORD|LEAGUE_FOLDER",
               help="Deal the cards of this recorded match (its setup and options; its chance "
                    "outcomes too where they fit the new play), to try other bots on it.")

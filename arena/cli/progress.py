@@ -1,10 +1,11 @@
-"""The progress of a long run (a league's matches, an A/B test's pairs) on one line, and the
-one way such a run is interrupted.
+"""The progress of a long run (a league's matches, an A/B test's pairs, a ladder site's
+replays) on one line, and the one way such a run is interrupted.
 
-`Progress` wraps click's progress bar: `[####....] 5/24  1.2 matches/s  ETA 00:00:16` and a
-status the command gives (a league's leader, a test's LLR). On a terminal click redraws the
-line in place (at most 5 times a second); elsewhere (logs, CI) a line is printed at every
-tenth of the run and at least every LOG_SECONDS, and the last one at the end.
+`Progress` wraps click's progress bar: `[####....] 5/24  1.2 matches/s  ETA 00:00:16`, after
+a label and before a status the command gives (a league's leader, a test's LLR). On a
+terminal click redraws the line in place (at most 5 times a second); elsewhere (logs, CI) a
+line is printed at every tenth of the run and at least every LOG_SECONDS, and the last one
+at the end.
 
 `stopped_cleanly` makes `kill` (SIGTERM) stop a run as Ctrl-C does: what is stored stays,
 the command says what it kept and how to go on, and exits with status 130.
@@ -24,16 +25,18 @@ LOG_SECONDS = 60.0
 
 
 class Progress:
-    """`done` of `total` units done so far; `advance()` as each one comes in."""
+    """`done` of `total` units done so far; `advance()` as each one comes in. `label` says
+    what the run does, before the bar."""
 
     WIDTH = 24
 
     def __init__(self, total: int, done: int, *, unit: str, stream: TextIO | None,
-                 status: Callable[[], str] | None = None):
+                 status: Callable[[], str] | None = None, label: str = ""):
         self.unit, self.stream, self.status = unit, stream, status
         self.bar = click.progressbar(
-            length=total, width=self.WIDTH, fill_char="#", empty_char=".",
-            bar_template="[%(bar)s] %(info)s", show_pos=True, show_percent=False,
+            length=total, label=f"{label} " if label else "", width=self.WIDTH, fill_char="#",
+            empty_char=".", bar_template="%(label)s[%(bar)s] %(info)s", show_pos=True,
+            show_percent=False,
             show_eta=False,   # click's ETA counts the units done before this run as its own
             item_show_func=lambda _: self._info(), file=stream or sys.stderr)
         self.bar.pos = self.start_done = done

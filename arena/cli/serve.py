@@ -12,34 +12,24 @@ from pathlib import Path
 
 import click
 
+from arena.cli.options import (client_options, data_option, executor_from, executor_options,
+                               timing_options)
 from arena.cli.root import main
 from arena.errors import ArenaError
 from arena.league.config import LeagueError
 from arena import hostload
 from arena.serve.capacity import clamp_workers
-from arena.league.workers import Dispatcher, ProcessPool
+from arena.league.workers import Dispatcher
 
 
 @main.command()
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="The service's folder: its database and submitted bots (made if new).")
+@data_option("The service's folder: its database and submitted bots (made if new).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--ladder", "ladders", multiple=True, metavar="GAME:PLAYERS",
               help="A ladder to serve (repeatable; default mandala:2).")
-@click.option("--workers", type=int, default=None,
-              help="Matches played at once (default, and at most: the machine's cores; "
-                   "with Ray, the cluster's CPUs).")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
-              show_default=True, help="Where matches run: local processes or Ray actors.")
-@click.option("--ray-address", default=None, metavar="ADDRESS",
-              help="With --executor ray: join this running Ray cluster.")
-@click.option("--move-time", type=float, default=None,
-              help="Per-move limit of a new ladder's matches in seconds (default 1.0 when "
-                   "no --tc); a ladder's time control is fixed when it is made.")
-@click.option("--tc", default=None, metavar="BANK+INC", help="Time bank and increment.")
-@click.option("--startup-time", type=float, default=None,
-              help="Seconds a bot gets to start and shake hands (default 10).")
+@executor_options(capped=True)
+@timing_options(" Only a new ladder's: a ladder's time control is fixed when it is made.")
 @click.option("--submissions-per-hour", type=click.IntRange(min=1), default=None,
               help="Most submissions an author may make in an hour (default 20).")
 def serve(data, host, port, ladders, workers, executor, ray_address, move_time, tc,
@@ -74,16 +64,13 @@ def _executor(workers: int | None, executor: str,
     """The service's one executor, kept for its life (workers and bot pools live across
     batches), and how many matches it plays at once: never more than the machine's cores,
     or with Ray the cluster's CPUs (Ray joined or started here, once)."""
-    if ray_address is not None and executor != "ray":
-        raise LeagueError("--ray-address needs --executor ray")
     if workers is not None and workers < 1:
         raise LeagueError(f"--workers must be at least 1, not {workers}")
+    # No count asked of it: more --workers than cores is cut to the cores here, not refused.
+    pool = executor_from(None, executor, ray_address, quiet=False, keep=True)
     if executor == "ray":
-        from arena.league.ray_pool import RayPool   # Ray is optional and slow to import
-        pool: Dispatcher = RayPool(None, ray_address, keep=True)
         count = clamp_workers(workers, pool.cpus(), "(CPUs) in the Ray cluster")
     else:
-        pool = ProcessPool(1, keep=True)
         count = clamp_workers(workers, hostload.cores(), "on this machine")
     pool.workers = count
     return pool, count
@@ -96,8 +83,7 @@ def author() -> None:
 
 @author.command("add")
 @click.argument("name")
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="The service's data folder (as given to `arena serve`).")
+@data_option()
 def author_add(name: str, data: Path) -> None:
     """Add an author and print their token (shown this once; keep it secret)."""
     from arena.serve.authors import add_author
@@ -108,8 +94,7 @@ def author_add(name: str, data: Path) -> None:
 
 @author.command("rotate-token")
 @click.argument("name")
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="The service's data folder (as given to `arena serve`).")
+@data_option()
 def author_rotate_token(name: str, data: Path) -> None:
     """Give an author a new token and print it (shown this once); the old one stops working
     at once, on a running service too."""
@@ -120,8 +105,7 @@ def author_rotate_token(name: str, data: Path) -> None:
 @author.command("retire-bot")
 @click.argument("author_name", metavar="AUTHOR")
 @click.argument("bot")
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="The service's data folder (as given to `arena serve`).")
+@data_option()
 def author_retire_bot(author_name: str, bot: str, data: Path) -> None:
     """Retire an author's bot: it plays no more matches and its name cannot be submitted
     again; its matches, versions and rating history stay on its page."""
@@ -142,10 +126,7 @@ def _existing_db(data: Path):
 
 @main.command()
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--server", required=True, metavar="URL",
-              help="The service, e.g. http://127.0.0.1:8000")
-@click.option("--token", required=True, envvar="ARENA_TOKEN",
-              help="Your author token (or set ARENA_TOKEN).")
+@client_options
 @click.option("--ladder", default="mandala:2", show_default=True, metavar="GAME:PLAYERS")
 @click.option("--wait", is_flag=True,
               help="Wait for the check's verdict; exit 1 if the bot is rejected.")
@@ -162,10 +143,7 @@ def submit(folder: Path, server: str, token: str, ladder: str, wait: bool) -> No
 
 @author.command("recheck")
 @click.argument("submission", type=click.IntRange(min=1))
-@click.option("--server", required=True, metavar="URL",
-              help="The service, e.g. http://127.0.0.1:8000")
-@click.option("--token", required=True, envvar="ARENA_TOKEN",
-              help="Your author token (or set ARENA_TOKEN).")
+@client_options
 @click.option("--wait", is_flag=True,
               help="Wait for the check's verdict; exit 1 if the bot is rejected again.")
 def author_recheck(submission: int, server: str, token: str, wait: bool) -> None:

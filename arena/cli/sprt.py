@@ -9,8 +9,8 @@ from tabulate import tabulate
 
 from arena.bots.manifest import resolution_help
 from arena.cli.root import main
-from arena.cli.options import (bot_checker, executor_from, run_options, sandbox_option,
-                               seed_option, timing_options)
+from arena.cli.options import (bot_checker, executor_from, rule_option, run_options,
+                               sandbox_option, seed_option, timing_options)
 from arena.cli.progress import Progress, stopped_cleanly
 from arena.keys import random_seed
 from arena.league.ab_test import (ABTest, Hypotheses, Standing, default_folder, play,
@@ -29,8 +29,7 @@ from arena.stats import sprt
 @click.option("--field", "field", multiple=True, metavar="BOT",
               help="A bot for the other seats with 3-4 players (repeatable). "
                    + resolution_help())
-@click.option("--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
-              help="A rule option of the game (repeatable).")
+@rule_option
 @click.option("--elo0", type=float, default=0.0, show_default=True,
               help="H0: NEW is this many Elo stronger (or less).")
 @click.option("--elo1", type=float, default=5.0, show_default=True,
@@ -44,10 +43,10 @@ from arena.stats import sprt
 @click.option("--max-pairs", type=int, default=10_000, show_default=True,
               help="Stop undecided after this many pairs.")
 @seed_option("test")
-@timing_options
+@timing_options()
 @click.option("--name", default=None,
               help="Test name: its folder is results/NAME; the same command again continues it.")
-@sandbox_option
+@sandbox_option()
 @run_options
 def sprt_command(new, old, game, players, field, option_pairs, elo0, elo1, alpha, beta,
                  elo_model, max_pairs, seed, move_time, tc, startup_time, name,

@@ -254,8 +254,7 @@ class Store:
                            worker=finished.worker)
         try:
             with sqlite.transaction(self.conn):
-                self.conn.execute(f"INSERT INTO matches ({', '.join(row)}) "
-                                  f"VALUES ({', '.join(':' + column for column in row)})", row)
+                sqlite.insert(self.conn, "matches", row)
         except sqlite3.IntegrityError:
             raise StoreError(f"match {spec.id} is already stored in {self.path}: two runs of "
                              "one league at once?") from None
@@ -330,6 +329,29 @@ def read_records(league: str | os.PathLike) -> Iterator[tuple[str, dict]]:
     with _reading(league) as conn:
         for match_id, record in conn.execute("SELECT id, record FROM matches ORDER BY ord"):
             yield match_id, json.loads(record)
+
+
+def export_lines(league: str | os.PathLike) -> Iterator[str]:
+    """A league's records as JSON Lines (`arena league export`): one arena-record/1 per line,
+    in schedule order, each with its league match id as key `match` (for `arena replay
+    --match`)."""
+    for match_id, record in read_records(league):
+        yield json.dumps({**record, "match": match_id}, separators=(",", ":"))
+
+
+def write_export(league: str | os.PathLike, output: Path) -> int:
+    """Writes `export_lines(league)` to `output` and returns how many records: whole under a
+    draft name beside it, then renamed into place, so a reader never sees half an export."""
+    draft = output.with_name(output.name + ".part")
+    try:
+        with open(draft, "w") as file:
+            count = sum(file.write(line + "\n") > 0 for line in export_lines(league))
+        draft.replace(output)
+    except OSError as error:
+        raise StoreError(f"cannot write {output}: {error.strerror}") from None
+    finally:
+        draft.unlink(missing_ok=True)   # there only when the export failed: it leaves nothing
+    return count
 
 
 def read_record(league: str | os.PathLike, match_id: str) -> dict:

@@ -509,10 +509,3 @@ def _stop(process: subprocess.Popen, at_once: bool) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-
-
-def default_workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:   # pragma: no cover - not Linux
-        return os.cpu_count() or 1

@@ -63,7 +63,7 @@ def create_app(service: Service) -> Starlette:
     """The app serving `service`: its routes find it as `request.app.state.service`."""
     app = Starlette(routes=ROUTES, exception_handlers={
         HTTPException: http_error, SubmissionError: refused, UploadError: refused,
-        Exception: server_error})
+        AuthorError: conflict, Exception: server_error})
     app.state.service = service
     return app
 
@@ -119,6 +119,11 @@ async def http_error(request: Request, exc: HTTPException) -> Response:
 async def refused(request: Request, exc: SubmissionError | UploadError) -> Response:
     """A submission or re-check refused: its own status, or 400 for the upload itself."""
     return error(request, getattr(exc, "status", 400), str(exc))
+
+
+async def conflict(request: Request, exc: AuthorError) -> Response:
+    """What an author asked of the data cannot be done (no such bot, retired already)."""
+    return error(request, 409, str(exc))
 
 
 async def server_error(request: Request, exc: Exception) -> Response:
@@ -229,10 +234,7 @@ async def retire_from_form(request: Request) -> Response:
     if author.name != owner:
         raise HTTPException(403, f"{owner}/{name} is another author's bot: you may retire "
                                  "only your own")
-    try:   # no such bot, or retired already: refused in one line
-        await run_in_threadpool(retire_bot, request.app.state.service.db, owner, name)
-    except AuthorError as refusal:
-        raise HTTPException(409, str(refusal)) from None
+    await run_in_threadpool(retire_bot, request.app.state.service.db, owner, name)
     return RedirectResponse(f"/bots/{owner}/{name}", status_code=303)
 
 

@@ -314,8 +314,7 @@ class ServiceDB:
                   pairs: Sequence[tuple[int, int, float]]) -> None:
         """Stores one finished match, its seats and pairwise results, in one transaction."""
         with self.transaction() as conn:
-            conn.execute(f"INSERT INTO matches ({', '.join(row)}) VALUES "
-                         f"({', '.join('?' * len(row))})", tuple(row.values()))
+            sqlite.insert(conn, "matches", row)
             conn.executemany("INSERT INTO match_seats VALUES (?, ?, ?, ?)",
                              [(row["id"], version, seat, forfeit)
                               for version, seat, forfeit in seats])

@@ -467,6 +467,19 @@ def score_matrix(outcomes: Sequence[Outcome] | PairwiseResults,
                        games[np.ix_(order, order)])
 
 
+def points_leader(outcomes: Sequence[Outcome]) -> tuple[str, float] | None:
+    """The bot with the highest share of its pairwise points so far, and that share; None
+    before any pairwise result."""
+    matrix = score_matrix(outcomes)
+    results = matrix.games.sum(axis=1)
+    if not results.any():
+        return None
+    share = np.divide(matrix.points.sum(axis=1), results, out=np.zeros(len(results)),
+                      where=results > 0)
+    best = int(np.argmax(share))
+    return matrix.bots[best], float(share[best])
+
+
 # -- running Elo ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Tables people read: the ladder, the pairwise score matrix and running Elo histories.
 
-Per-bot statistics (`arena.stats.botstats`) come the same ways.
+Per-bot statistics (`arena.stats.botstats`) come the same ways; the notes printed under a
+text ladder, and a running league's leader for its progress line, are here too.
 
 Each comes as table, markdown, csv or json: text only. The HTML ladder
 (`arena.render.ladder_page`) draws the same `Grid`s (headers, cells, alignment) through its
@@ -14,14 +15,17 @@ import csv
 import io
 import json
 import math
+import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from tabulate import tabulate
 
-from arena.stats.botstats import STATS_NOTES, BotStats, MatchFacts, bot_stats, stats_records
+from arena.stats.botstats import (STATS_NOTES, BotStats, MatchFacts, bot_stats, order_effects,
+                                  stats_records)
 from arena.errors import ArenaError
-from arena.stats.ratings import Ladder, Outcome, find_bot, ladder, running_elo, score_matrix
+from arena.stats.ratings import (Ladder, Outcome, find_bot, ladder, points_leader, running_elo,
+                                 score_matrix)
 
 FORMATS = ("table", "markdown", "csv", "json")
 _TABLEFMT = {"table": "simple", "markdown": "github"}
@@ -306,3 +310,56 @@ def history_text(outcomes: Sequence[Outcome], fmt: str = "table", k: float = 16.
         writer.writerows(points)
         return out.getvalue().rstrip("\n")
     return tabulate(points, headers=headers, tablefmt=_TABLEFMT[fmt], floatfmt=".1f")
+
+
+def order_effect_footer(outcomes: Sequence[Outcome]) -> list[str]:
+    """One line per bot flagged for an order effect (arena.stats.botstats): on deals it met in
+    more than one seating it did better later, beyond chance. Seatings in schedule order."""
+    facts = [MatchFacts(o.bots, o.scores, o.ranks, None, None, (), deal=o.deal)
+             for o in outcomes]
+    return [f"Note: {bot} did better in its later seating of {effect.better} of the "
+            f"{effect.deals} deals it met twice and worse in {effect.worse} (sign test p = "
+            f"{effect.p_value:.2g}): its processes may pass deals to each other; see --stats."
+            for bot, effect in sorted(order_effects(facts).items()) if effect.flagged]
+
+
+def missing_protections_footer(missing: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """One line per league that ran without some sandbox protection, naming each: `missing`
+    is league folder -> {protection: why} (`arena.league.store.read_missing_protections`)."""
+    lines = []
+    for folder, protections in missing.items():
+        if protections:
+            named = "; ".join(f"{name} ({why})" for name, why in protections.items())
+            lines.append(f"Note: league {folder} ran without these sandbox protections: "
+                         f"{named}. See `arena doctor`.")
+    return lines
+
+
+class Leader:
+    """A running league's progress-bar status: the bot with the highest share of pairwise
+    points so far ("leader greedy (64% of pairwise points)").
+
+    Recounted from every outcome, so at most every second and at most a tenth of the time:
+    a long league's bar must not slow the league.
+    """
+
+    def __init__(self, outcomes: Sequence[Outcome]):
+        self.outcomes = list(outcomes)
+        self.shown, self.counted_at, self.cost = "-", -math.inf, 0.0
+
+    def add(self, outcome: Outcome) -> None:
+        self.outcomes.append(outcome)
+
+    def text(self) -> str:
+        now = time.monotonic()
+        if now - self.counted_at >= max(1.0, 10 * self.cost):
+            self.shown = self._count()
+            self.counted_at, self.cost = now, time.monotonic() - now
+        return f"leader {self.shown}"
+
+    def _count(self) -> str:
+        leader = points_leader(self.outcomes)
+        if leader is None:
+            return "-"
+        bot, share = leader
+        return f"{bot.split('@')[0]} ({share:.0%} of pairwise points)"
