@@ -22,7 +22,6 @@ from arena import sandbox, sqlite
 from arena.serve import db as servedb
 from arena.serve.db import ServiceDB
 from arena.serve.uploads import pack_folder
-from browser import chromium
 from engine import registry
 from serving import SAMPLES, Service, arena, free_port
 
@@ -73,13 +72,6 @@ def service(tmp_path_factory):
     running.start()
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as driver:
-        driver.set_page_load_timeout(60)
-        yield driver
 
 
 def stored_time_controls(data: Path) -> dict[str, str]:

@@ -15,6 +15,7 @@ import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -26,7 +27,7 @@ from starlette.routing import Route
 
 from arena.render import shown_time
 from arena.render.replay import render_replay_html
-from arena.serve import views
+from arena.serve import paging, views
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
@@ -139,9 +140,11 @@ def home(request: Request) -> Response:
 def ladder_page(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    cursor, limit = page_params(request, default_limit=30)
+    matches = views.matches(service.db, ladder=ladder.id, limit=limit, cursor=cursor)
     return page(request, "ladder.html", ladder=views.ladder_view(service.db, ladder,
                                                                  service.ladders),
-                matches=views.matches(service.db, ladder=ladder.id, limit=30),
+                matches=matches, links=page_links(request, matches),
                 provisional_matches=views.PROVISIONAL_MATCHES,
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
@@ -153,8 +156,10 @@ def bot_page(request: Request) -> Response:
     viewer = author_of(request, allow_cookie=True)
     logs = views.bot_logs(service.db, bot) if viewer and viewer.id == bot.author_id \
         else None
-    return page(request, "bot.html", bot=bot, logs=logs,
-                matches=views.matches(service.db, bot_id=bot.id, limit=50))
+    cursor, limit = page_params(request, default_limit=50)
+    matches = views.matches(service.db, bot_id=bot.id, limit=limit, cursor=cursor)
+    return page(request, "bot.html", bot=bot, logs=logs, matches=matches,
+                links=page_links(request, matches))
 
 
 def match_page(request: Request) -> Response:
@@ -298,13 +303,15 @@ def api_bot_logs(request: Request) -> Response:
 def api_matches(request: Request) -> Response:
     service: Service = request.app.state.service
     params = request.query_params
-    limit = _int_param(params.get("limit", "50"), "limit", 1, 500)
+    cursor, limit = page_params(request, default_limit=50)
     bot_id = None
     if "bot" in params:
         author, _, name = params["bot"].partition("/")
         bot_id = need(views.bot(service.db, author, name), "bot").id
-    return JSONResponse({"matches": [m.summary() for m in views.matches(
-        service.db, ladder=params.get("ladder"), bot_id=bot_id, limit=limit)]})
+    found = views.matches(service.db, ladder=params.get("ladder"), bot_id=bot_id, limit=limit,
+                          cursor=cursor)
+    return JSONResponse({"matches": [m.summary() for m in found.items],
+                         "next_cursor": found.older, "newer_cursor": found.newer})
 
 
 def api_match(request: Request) -> Response:
@@ -393,6 +400,26 @@ ROUTES = [
     Route("/api/submissions/{id:int}", api_submission),
     Route("/api/submissions/{id:int}/recheck", api_recheck, methods=["POST"]),
 ]
+
+
+def page_params(request: Request, default_limit: int) -> tuple[paging.Cursor | None, int]:
+    """`?cursor=` and `?limit=` of a list (page or API), refused with 400 in one line."""
+    params = request.query_params
+    limit = _int_param(params.get("limit", str(default_limit)), "limit", 1, paging.MAX_LIMIT)
+    try:
+        return paging.parse(params.get("cursor")), limit
+    except paging.CursorError as bad:
+        raise HTTPException(400, str(bad)) from None
+
+
+def page_links(request: Request, found: paging.Page) -> dict[str, str | None]:
+    """The "older" and "newer" links of a page's list: its own URL with the other cursor."""
+    def link(cursor: str | None) -> str | None:
+        if cursor is None:
+            return None
+        query = {**request.query_params, "cursor": cursor}
+        return f"{request.url.path}?{urlencode(query)}#matches"
+    return {"older": link(found.older), "newer": link(found.newer)}
 
 
 def _ladder_param(text: str) -> str:

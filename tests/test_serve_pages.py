@@ -1,0 +1,156 @@
+"""The pages people read every day, through a real `arena serve` (uvicorn, SQLite, sandboxed
+matches) and headless Chromium: lists paged by cursor (API and pages) while matches keep
+landing.
+
+The tests of this module share one service, which keeps playing greedy (alice) against
+random (bob) on mandala-2p all along: every list grows while a test walks it.
+"""
+from __future__ import annotations
+
+import html
+import json
+import sqlite3
+import time
+
+import pytest
+
+from arena import sandbox
+from arena.serve.uploads import pack_folder
+from serving import SAMPLES, Service, free_port
+
+pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+
+LADDER = "mandala-2p"
+PLAYED = 16
+"""Matches stored before the tests start: a few pages of a few matches each."""
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    where = tmp_path_factory.mktemp("pages")
+    running = Service(where / "data", free_port(), where / "serve.log",
+                      ["--workers", "1", "--move-time", "0.2", "--ladder", "mandala:2"])
+    for name in ("alice", "bob"):
+        running.add_author(name)
+    running.start()
+    for author, bot in (("alice", "greedy"), ("bob", "random")):
+        status, answer = running.upload(pack_folder(SAMPLES / bot), running.tokens[author])
+        assert status == 202, answer
+        assert running.verdict(answer["id"], running.tokens[author])["status"] == "admitted"
+    deadline = time.monotonic() + 240
+    while len(running.stored_match_ids()) < PLAYED:
+        assert time.monotonic() < deadline, f"fewer than {PLAYED} matches in 240 s"
+        time.sleep(1)
+    yield running
+    running.stop()
+
+
+def stored(service: Service, sql: str, params: tuple = ()) -> list[tuple]:
+    conn = sqlite3.connect(f"file:{service.data / 'service.sqlite'}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def newest_first(service: Service, since_id: str | None = None) -> list[str]:
+    """The ladder's match ids as the database orders them, newest first, from `since_id`."""
+    ids = [row[0] for row in stored(service, "SELECT id FROM matches WHERE ladder = ? "
+                                    "ORDER BY stored DESC, id DESC", (LADDER,))]
+    return ids[ids.index(since_id):] if since_id else ids
+
+
+def wait_for_a_new_match(service: Service, count: int) -> None:
+    deadline = time.monotonic() + 120
+    while len(service.stored_match_ids()) <= count:
+        assert time.monotonic() < deadline, "no match landed in 120 s"
+        time.sleep(0.5)
+
+
+# -- pagination ---------------------------------------------------------------------------------
+
+def test_the_api_walks_from_the_newest_match_to_the_first_while_matches_land(service):
+    first = service.get(f"/api/matches?ladder={LADDER}&limit=5")
+    assert first["newer_cursor"] is None and len(first["matches"]) == 5
+    pages = [first]
+    wait_for_a_new_match(service, len(service.stored_match_ids()))   # the list grows meanwhile
+    while pages[-1]["next_cursor"]:
+        pages.append(service.get(f"/api/matches?ladder={LADDER}&limit=5"
+                                 f"&cursor={pages[-1]['next_cursor']}"))
+    walked = [match["id"] for page in pages for match in page["matches"]]
+    assert len(walked) == len(set(walked))   # every match once
+    assert walked == newest_first(service, since_id=walked[0])   # ... and none left out
+    assert walked[-1] == stored(service, "SELECT id FROM matches ORDER BY stored, id "
+                                         "LIMIT 1")[0][0]   # down to the very first match
+    assert len(walked) >= PLAYED and all(len(page["matches"]) == 5 for page in pages[:-1])
+
+    # Back up by newer_cursor, from the first match to the newest: the landed ones too.
+    back = [pages[-1]]
+    while back[-1]["newer_cursor"]:
+        back.append(service.get(f"/api/matches?ladder={LADDER}&limit=5"
+                                f"&cursor={back[-1]['newer_cursor']}"))
+    climbed = [match["id"] for page in reversed(back) for match in page["matches"]]
+    assert len(climbed) == len(set(climbed)) and len(climbed) > len(walked)
+    assert climbed == newest_first(service, since_id=climbed[0])
+
+
+def test_a_bots_matches_are_paged_the_same_way(service):
+    walked, cursor = [], ""
+    while True:
+        page = service.get(f"/api/matches?bot=alice/greedy&limit=7&cursor={cursor}")
+        walked += [match["id"] for match in page["matches"]]
+        if not (cursor := page["next_cursor"]):
+            break
+    ids = [row[0] for row in stored(
+        service, "SELECT DISTINCT m.id FROM matches m JOIN match_seats s ON s.match_id = m.id "
+                 "JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id "
+                 "WHERE b.name = 'greedy' ORDER BY m.stored DESC, m.id DESC")]
+    assert walked == ids[ids.index(walked[0]):]
+
+
+@pytest.mark.parametrize("query, words", [
+    ("limit=0", "limit must be a whole number from 1 to 500"),
+    ("limit=501", "limit must be a whole number from 1 to 500"),
+    ("limit=lots", "not 'lots'"),
+    ("cursor=42", "is not one this service gave"),
+    ("cursor=onan_x", "is not one this service gave"),
+    ("cursor=o1.5", "is not one this service gave")])
+def test_bad_limits_and_cursors_are_refused_in_one_line(service, query, words):
+    for path in ("/api/matches", f"/ladders/{LADDER}", "/bots/alice/greedy"):
+        status, body = service.request(f"{path}?{query}")
+        assert status == 400, (path, status)
+        if path.startswith("/api/"):
+            assert body.count(b"\n") == 0 and words in json.loads(body)["error"]
+        else:
+            text = html.unescape(body.decode())
+            assert words in text and "Traceback" not in text
+
+
+def shown_matches(browser) -> list[str]:
+    from selenium.webdriver.common.by import By
+    return [link.text for link in
+            browser.find_elements(By.CSS_SELECTOR, "table.matches tbody tr td:first-child a")]
+
+
+def test_the_ladder_page_walks_to_the_first_match_by_its_older_links(service, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{service.url}/ladders/{LADDER}?limit=4")
+    assert not browser.find_elements(By.CSS_SELECTOR, "a.newer")
+    pages = [shown_matches(browser)]
+    wait_for_a_new_match(service, len(service.stored_match_ids()))
+    while links := browser.find_elements(By.CSS_SELECTOR, "a.older"):
+        links[0].click()
+        WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]).until(
+            lambda driver: shown_matches(driver) and shown_matches(driver) != pages[-1])
+        pages.append(shown_matches(browser))
+    walked = [match for page in pages for match in page]
+    assert len(walked) == len(set(walked)) >= PLAYED
+    assert walked == newest_first(service, since_id=walked[0])
+    assert all(len(page) == 4 for page in pages[:-1])
+    # The last page links back to newer matches, and only to those.
+    browser.find_element(By.CSS_SELECTOR, "a.newer").click()
+    WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda driver: shown_matches(driver) == pages[-2])
