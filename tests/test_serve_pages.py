@@ -1,6 +1,6 @@
 """The pages people read every day, through a real `arena serve` (uvicorn, SQLite, sandboxed
 matches) and headless Chromium: lists paged by cursor (API and pages) while matches keep
-landing.
+landing, and a ladder's records exported as JSON Lines that `arena verify` accepts.
 
 The tests of this module share one service, which keeps playing greedy (alice) against
 random (bob) on mandala-2p all along: every list grows while a test walks it.
@@ -11,12 +11,13 @@ import html
 import json
 import sqlite3
 import time
+import urllib.request
 
 import pytest
 
 from arena import sandbox
 from arena.serve.uploads import pack_folder
-from serving import SAMPLES, Service, free_port
+from serving import SAMPLES, Service, arena, free_port
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
@@ -154,3 +155,35 @@ def test_the_ladder_page_walks_to_the_first_match_by_its_older_links(service, br
     browser.find_element(By.CSS_SELECTOR, "a.newer").click()
     WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]).until(
         lambda driver: shown_matches(driver) == pages[-2])
+
+
+# -- export -------------------------------------------------------------------------------------
+
+def test_the_ladders_export_is_streamed_and_arena_verify_accepts_every_record(service,
+                                                                              tmp_path):
+    export = tmp_path / f"{LADDER}.jsonl"
+    with urllib.request.urlopen(f"{service.url}/api/ladders/{LADDER}/export.jsonl",
+                                timeout=120) as answer:
+        assert answer.status == 200 and answer.headers["Content-Type"] == "application/jsonl"
+        assert answer.headers["Transfer-Encoding"] == "chunked"   # streamed, not held whole
+        assert answer.headers["Content-Length"] is None
+        export.write_bytes(answer.read())
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    # The records the database holds, oldest first, each with its match id added.
+    rows = stored(service, "SELECT id, record FROM matches WHERE ladder = ? "
+                           "ORDER BY stored, id", (LADDER,))
+    assert len(lines) >= PLAYED and [line["match"] for line in lines] == [
+        match_id for match_id, _ in rows[:len(lines)]]
+    assert all({key: value for key, value in line.items() if key != "match"} == json.loads(record)
+               for line, (_, record) in zip(lines, rows))
+
+    done = arena("verify", str(export), check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    verdicts = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(verdicts) == len(lines) and all(verdict["ok"] for verdict in verdicts)
+    assert [verdict["match"] for verdict in verdicts] == [line["match"] for line in lines]
+
+
+def test_the_export_of_an_unknown_ladder_is_a_one_line_404(service):
+    status, body = service.request("/api/ladders/chess-2p/export.jsonl")
+    assert status == 404 and json.loads(body) == {"error": "no such ladder"}

@@ -22,12 +22,13 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import (HTMLResponse, JSONResponse, RedirectResponse, Response,
+                                 StreamingResponse)
 from starlette.routing import Route
 
 from arena.render import shown_time
 from arena.render.replay import render_replay_html
-from arena.serve import paging, views
+from arena.serve import export, paging, views
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
@@ -275,6 +276,16 @@ def api_ladder(request: Request) -> Response:
     return JSONResponse(views.ladder_json(service.db, ladder, service.ladders))
 
 
+def api_export(request: Request) -> Response:
+    """Every record of a ladder as JSON Lines, streamed (arena.serve.export)."""
+    service: Service = request.app.state.service
+    ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    return StreamingResponse(export.ladder_lines(service.db, ladder.id),
+                             media_type="application/jsonl", headers={
+                                 "Content-Disposition": f'attachment; filename="{ladder.id}.jsonl"',
+                                 "X-Content-Type-Options": "nosniff"})
+
+
 def api_bots(request: Request) -> Response:
     service: Service = request.app.state.service
     return JSONResponse({"bots": views.all_bots(service.db)})
@@ -392,6 +403,7 @@ ROUTES = [
     Route("/login", login, methods=["GET", "POST"]),
     Route("/logout", logout, methods=["POST"]),
     Route("/api/ladders", api_ladders), Route("/api/ladders/{ladder}", api_ladder),
+    Route("/api/ladders/{ladder}/export.jsonl", api_export),
     Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
     Route("/api/bots/{author}/{name}/logs", api_bot_logs),
     Route("/api/matches", api_matches), Route("/api/matches/{match}", api_match),
