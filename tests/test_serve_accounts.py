@@ -312,18 +312,24 @@ def test_retire_bot_on_the_command_line(service):
 # -- old databases -------------------------------------------------------------------------------
 
 def test_a_schema_1_database_is_upgraded_and_keeps_its_rows(tmp_path):
-    old_tables = servedb._SCHEMA.replace(
+    old_tables = servedb._SCHEMA.replace(servedb._HEAD_TO_HEAD, "").replace(
         "    retired   REAL,                     -- when its author retired it: no more matches\n",
         "")
     assert "retired" not in old_tables.split("CREATE TABLE versions")[0]
     old_kind = sqlite.Kind(servedb.APP, 1, (1,), old_tables, "arena service database", "",
                            servedb.ServiceDBError)
-    sqlite.create(tmp_path / servedb.DB_NAME, old_kind, lambda conn: conn.execute(
-        "INSERT INTO authors (name, token_hash, created) VALUES ('ann', 'h', 1)"))
+    def fill(conn) -> None:
+        conn.execute("INSERT INTO authors (name, token_hash, created) VALUES ('ann', 'h', 1)")
+        conn.executemany("INSERT INTO pairs VALUES ('mandala-2p', ?, ?, ?, ?)",
+                         [(0, 1, 2, 1.0), (1, 2, 1, 0.5), (2, 1, 2, 0.0), (3, 1, 3, 1.0)])
+    sqlite.create(tmp_path / servedb.DB_NAME, old_kind, fill)
     db = ServiceDB.open(tmp_path)
     assert sqlite.marker(db.connection()) == (servedb.APP, servedb.SCHEMA_VERSION)
     assert db.query("SELECT name FROM authors") == [("ann",)]
     assert db.query("SELECT retired FROM bots") == []   # the column is there
+    # The head-to-head totals are made from the pairs already stored.
+    assert sorted(db.query("SELECT first, second, games, points FROM head_to_head")) == [
+        (1, 2, 2, 1.0), (1, 3, 1, 1.0), (2, 1, 1, 0.5)]
 
 
 # -- provisional, as a rule ----------------------------------------------------------------------

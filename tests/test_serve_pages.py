@@ -2,13 +2,15 @@
 matches) and headless Chromium: lists paged by cursor (API and pages) while matches keep
 landing, and a ladder's records exported as JSON Lines that `arena verify` accepts.
 
-The tests of this module share one service, which keeps playing greedy (alice) against
-random (bob) on mandala-2p all along: every list grows while a test walks it.
+The tests of this module share one service, which keeps playing greedy (alice), random (bob)
+and first (carol) on mandala-2p all along: every list grows while a test walks it.
 """
 from __future__ import annotations
 
 import html
+import itertools
 import json
+import re
 import sqlite3
 import time
 import urllib.request
@@ -22,6 +24,7 @@ from serving import SAMPLES, Service, arena, free_port
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
 LADDER = "mandala-2p"
+BOTS = (("alice", "greedy"), ("bob", "random"), ("carol", "first"))
 PLAYED = 16
 """Matches stored before the tests start: a few pages of a few matches each."""
 
@@ -31,10 +34,10 @@ def service(tmp_path_factory):
     where = tmp_path_factory.mktemp("pages")
     running = Service(where / "data", free_port(), where / "serve.log",
                       ["--workers", "1", "--move-time", "0.2", "--ladder", "mandala:2"])
-    for name in ("alice", "bob"):
+    for name in ("alice", "bob", "carol"):
         running.add_author(name)
     running.start()
-    for author, bot in (("alice", "greedy"), ("bob", "random")):
+    for author, bot in BOTS:
         status, answer = running.upload(pack_folder(SAMPLES / bot), running.tokens[author])
         assert status == 202, answer
         assert running.verdict(answer["id"], running.tokens[author])["status"] == "admitted"
@@ -186,4 +189,70 @@ def test_the_ladders_export_is_streamed_and_arena_verify_accepts_every_record(se
 
 def test_the_export_of_an_unknown_ladder_is_a_one_line_404(service):
     status, body = service.request("/api/ladders/chess-2p/export.jsonl")
+    assert status == 404 and json.loads(body) == {"error": "no such ladder"}
+
+
+# -- head to head -------------------------------------------------------------------------------
+
+def stored_head_to_head(service: Service) -> dict[tuple[str, str], tuple[int, float]]:
+    """(bot, opponent) -> (games, the bot's points) from the stored matches' ranks."""
+    tally: dict[tuple[str, str], list] = {}
+    for labels, ranks in stored(service, "SELECT labels, ranks FROM matches WHERE ladder = ?",
+                                (LADDER,)):
+        bots, ranks = [label.split("@")[0] for label in json.loads(labels)], json.loads(ranks)
+        for a, b in itertools.permutations(range(len(bots)), 2):
+            games_points = tally.setdefault((bots[a], bots[b]), [0, 0.0])
+            games_points[0] += 1
+            games_points[1] += 1.0 if ranks[a] < ranks[b] else 0.5 if ranks[a] == ranks[b] else 0
+    return {pair: (games, points) for pair, (games, points) in tally.items()}
+
+
+def shown_pairs(answer: dict) -> dict[tuple[str, str], tuple[int, float]]:
+    return {(pair["bot"], pair["opponent"]): (pair["games"], pair["points"])
+            for pair in answer["head_to_head"]}
+
+
+def page_pairs(page: str) -> dict[tuple[str, str], tuple[int, float]]:
+    return {(bot, opponent): (int(games), float(points)) for bot, opponent, games, points in
+            re.findall(r'<tr class="pair" data-bot="([^"]+)" data-opponent="([^"]+)" '
+                       r'data-ladder="[^"]+" data-games="(\d+)" data-points="([\d.]+)"', page)}
+
+
+def settled_read(service: Service, read):
+    """`read()` and the stored matches' head to head, taken while no match landed between."""
+    for _ in range(50):
+        before = stored_head_to_head(service)
+        answer = read()
+        if stored_head_to_head(service) == before:
+            return answer, before
+    raise AssertionError("a match landed during every one of 50 reads")
+
+
+def test_head_to_head_on_the_ladder_matches_the_stored_matches(service):
+    answer, expected = settled_read(service, lambda: service.get(
+        f"/api/ladders/{LADDER}/head-to-head"))
+    pairs = {pair: result for pair, result in expected.items() if pair[0] < pair[1]}
+    assert len(pairs) == 3 and all(games > 0 for games, _ in pairs.values())
+    assert shown_pairs(answer) == pairs
+    assert all(pair["score_pct"] == round(100 * pair["points"] / pair["games"], 1)
+               for pair in answer["head_to_head"])
+    page, expected = settled_read(service, lambda: service.request(
+        f"/ladders/{LADDER}")[1].decode())
+    assert page_pairs(page) == {pair: result for pair, result in expected.items()
+                                if pair[0] < pair[1]}
+    # The points are the first-named bot's: greedy's, who beats random far more often.
+    assert shown_pairs(answer)["alice/greedy", "bob/random"][1] > \
+        shown_pairs(answer)["alice/greedy", "bob/random"][0] / 2
+
+
+def test_head_to_head_on_the_bot_page_is_the_bot_against_each_opponent(service):
+    answer, expected = settled_read(service, lambda: service.get("/api/bots/bob/random"))
+    mine = {pair: result for pair, result in expected.items() if pair[0] == "bob/random"}
+    assert set(mine) == {("bob/random", "alice/greedy"), ("bob/random", "carol/first")}
+    assert shown_pairs(answer) == mine
+    page, expected = settled_read(service, lambda: service.request(
+        "/bots/bob/random")[1].decode())
+    assert page_pairs(page) == {pair: result for pair, result in expected.items()
+                                if pair[0] == "bob/random"}
+    status, body = service.request("/api/ladders/chess-2p/head-to-head")
     assert status == 404 and json.loads(body) == {"error": "no such ladder"}

@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from arena.render import shown_time
 from arena.render.replay import render_replay_html
-from arena.serve import export, paging, views
+from arena.serve import export, headtohead, paging, views
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
@@ -146,6 +146,7 @@ def ladder_page(request: Request) -> Response:
     return page(request, "ladder.html", ladder=views.ladder_view(service.db, ladder,
                                                                  service.ladders),
                 matches=matches, links=page_links(request, matches),
+                head_to_head=headtohead.ladder_pairs(service.db, ladder.id),
                 provisional_matches=views.PROVISIONAL_MATCHES,
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
@@ -160,7 +161,8 @@ def bot_page(request: Request) -> Response:
     cursor, limit = page_params(request, default_limit=50)
     matches = views.matches(service.db, bot_id=bot.id, limit=limit, cursor=cursor)
     return page(request, "bot.html", bot=bot, logs=logs, matches=matches,
-                links=page_links(request, matches))
+                links=page_links(request, matches),
+                head_to_head=headtohead.bot_opponents(service.db, bot.id))
 
 
 def match_page(request: Request) -> Response:
@@ -276,6 +278,13 @@ def api_ladder(request: Request) -> Response:
     return JSONResponse(views.ladder_json(service.db, ladder, service.ladders))
 
 
+def api_head_to_head(request: Request) -> Response:
+    service: Service = request.app.state.service
+    ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    return JSONResponse({"ladder": ladder.id, "head_to_head": [
+        pair.json() for pair in headtohead.ladder_pairs(service.db, ladder.id)]})
+
+
 def api_export(request: Request) -> Response:
     """Every record of a ladder as JSON Lines, streamed (arena.serve.export)."""
     service: Service = request.app.state.service
@@ -295,7 +304,8 @@ def api_bot(request: Request) -> Response:
     service: Service = request.app.state.service
     bot = need(views.bot(service.db, request.path_params["author"],
                          request.path_params["name"]), "bot")
-    return JSONResponse(views.bot_json(bot))
+    return JSONResponse({**views.bot_json(bot), "head_to_head": [
+        pair.json() for pair in headtohead.bot_opponents(service.db, bot.id)]})
 
 
 def api_bot_logs(request: Request) -> Response:
@@ -404,6 +414,7 @@ ROUTES = [
     Route("/logout", logout, methods=["POST"]),
     Route("/api/ladders", api_ladders), Route("/api/ladders/{ladder}", api_ladder),
     Route("/api/ladders/{ladder}/export.jsonl", api_export),
+    Route("/api/ladders/{ladder}/head-to-head", api_head_to_head),
     Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
     Route("/api/bots/{author}/{name}/logs", api_bot_logs),
     Route("/api/matches", api_matches), Route("/api/matches/{match}", api_match),
