@@ -23,6 +23,7 @@ from arena.serve import db as servedb
 from arena.serve.db import ServiceDB
 from arena.serve.uploads import pack_folder
 from engine import registry
+from browser import settled, sign_in
 from serving import SAMPLES, Service, arena, free_port
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
@@ -89,24 +90,6 @@ def one_line_refusal(done, *words: str) -> None:
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     for word in words:
         assert word in lines[0], lines[0]
-
-
-def sign_in(browser, service: Service, author: str) -> None:
-    from selenium.webdriver.common.by import By
-    browser.get(service.url + "/login")
-    browser.delete_all_cookies()
-    browser.find_element(By.ID, "token").send_keys(service.tokens[author])
-    browser.find_element(By.ID, "sign-in").click()
-    settled(browser, lambda driver: f"signed in as {author}"
-            in driver.find_element(By.TAG_NAME, "header").text)
-
-
-def settled(browser, condition):
-    """Waits for `condition` on the page a click leads to (the old page's elements go stale)."""
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]
-                         ).until(condition)
 
 
 # -- time control -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The pages people read every day, through a real `arena serve` (uvicorn, SQLite, sandboxed
 matches) and headless Chromium: lists paged by cursor (API and pages) while matches keep
-landing, and a ladder's records exported as JSON Lines that `arena verify` accepts.
+landing, a ladder's records exported as JSON Lines that `arena verify` accepts, head to
+head tables, and author pages that show why a submission was rejected to its author alone.
 
 The tests of this module share one service, which keeps playing greedy (alice), random (bob)
 and first (carol) on mandala-2p all along: every list grows while a test walks it.
@@ -19,7 +20,8 @@ import pytest
 
 from arena import sandbox
 from arena.serve.uploads import pack_folder
-from serving import SAMPLES, Service, arena, free_port
+from browser import settled, sign_in
+from serving import SAMPLES, Service, arena, free_port, make_bot
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
 
@@ -32,8 +34,9 @@ PLAYED = 16
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     where = tmp_path_factory.mktemp("pages")
+    # The default 1 s a move: the machine is shared, and a check timed out at 0.2 s.
     running = Service(where / "data", free_port(), where / "serve.log",
-                      ["--workers", "1", "--move-time", "0.2", "--ladder", "mandala:2"])
+                      ["--workers", "1", "--ladder", "mandala:2"])
     for name in ("alice", "bob", "carol"):
         running.add_author(name)
     running.start()
@@ -256,3 +259,85 @@ def test_head_to_head_on_the_bot_page_is_the_bot_against_each_opponent(service):
                                 if pair[0] == "bob/random"}
     status, body = service.request("/api/ladders/chess-2p/head-to-head")
     assert status == 404 and json.loads(body) == {"error": "no such ladder"}
+
+
+# -- authors ------------------------------------------------------------------------------------
+
+BROKEN = ("import sys\nprint('SECRET-STRATEGY-NOTE: open with the lotus', file=sys.stderr)\n"
+          "sys.exit(3)\n")
+
+
+@pytest.fixture(scope="module")
+def rejected(service, tmp_path_factory) -> dict:
+    """A submission of bob's that fails its check, as bob's token sees it (reason, log)."""
+    bot = make_bot(tmp_path_factory.mktemp("broken") / "broken", "broken", BROKEN)
+    status, answer = service.upload(pack_folder(bot), service.tokens["bob"])
+    assert status == 202, answer
+    verdict = service.verdict(answer["id"], service.tokens["bob"], timeout=180)
+    assert verdict["status"] == "rejected" and verdict["reason"], verdict
+    assert "SECRET-STRATEGY-NOTE" in verdict["log"]
+    return verdict
+
+
+def test_an_author_page_lists_bots_versions_and_submissions(service, rejected):
+    page = service.request("/authors/bob")[1].decode()
+    assert re.findall(r'<tr class="author-version" data-bot="([^"]+)"', page) == [
+        "broken", "random"]
+    shown = dict(re.findall(r'<tr class="submission" data-id="(\d+)" data-status="(\w+)"',
+                            page))
+    assert shown == {str(s["id"]): s["status"] for s in
+                     service.get("/api/submissions", service.tokens["bob"])["submissions"]}
+    assert shown[str(rejected["id"])] == "rejected"
+    assert service.request("/authors/nobody")[0] == 404
+
+
+def test_another_author_or_a_stranger_never_sees_why_a_submission_was_rejected(service,
+                                                                               rejected):
+    reason, secret = html.escape(rejected["reason"]), "SECRET-STRATEGY-NOTE"
+    mine = service.request("/authors/bob", token=service.tokens["bob"])
+    assert reason in mine[1].decode()   # bob sees his reasons on his page
+    for token in (None, service.tokens["alice"]):
+        for path in ("/authors/bob", f"/submissions/{rejected['id']}", "/bots/bob/broken",
+                     f"/api/submissions/{rejected['id']}", "/api/bots/bob/broken"):
+            status, body = service.request(path, token=token)
+            text = body.decode()
+            assert status == 200, path
+            assert reason not in text and rejected["reason"] not in text, path
+            assert secret not in text and service.tokens["bob"] not in text, path
+        status, body = service.request("/api/submissions?limit=500", token=token)
+        assert status == (401 if token is None else 200)
+        assert str(rejected["id"]) not in [str(s["id"]) for s in
+                                           json.loads(body).get("submissions", [])]
+
+
+def test_my_submissions_are_a_click_away_when_signed_in_and_only_mine_show_reasons(
+        service, browser, rejected):
+    from selenium.webdriver.common.by import By
+    sign_in(browser, service, "bob")
+    browser.find_element(By.ID, "my-submissions").click()
+    settled(browser, lambda driver: driver.current_url.endswith("/authors/bob#submissions"))
+    rows = {row.get_attribute("data-id"): row for row in
+            browser.find_elements(By.CSS_SELECTOR, "tr.submission")}
+    assert rejected["reason"] in rows[str(rejected["id"])].find_element(
+        By.CSS_SELECTOR, ".reason").text
+    sign_in(browser, service, "alice")
+    browser.get(service.url + "/authors/bob")
+    assert browser.find_elements(By.CSS_SELECTOR, f'tr.submission[data-id="{rejected["id"]}"]')
+    assert not browser.find_elements(By.CSS_SELECTOR, ".reason")
+    assert rejected["reason"] not in browser.find_element(By.TAG_NAME, "body").text
+    browser.find_element(By.ID, "my-submissions").click()
+    settled(browser, lambda driver: driver.current_url.endswith("/authors/alice#submissions"))
+    browser.delete_all_cookies()
+
+
+def test_an_authors_submissions_are_paged_by_cursor_in_the_api(service, rejected):
+    token = service.tokens["bob"]
+    every = [s["id"] for s in service.get("/api/submissions?limit=500", token)["submissions"]]
+    walked, cursor = [], ""
+    while True:
+        page = service.get(f"/api/submissions?limit=1&cursor={cursor}", token)
+        walked += [s["id"] for s in page["submissions"]]
+        if not (cursor := page["next_cursor"]):
+            break
+    assert walked == every and len(every) == 2 and rejected["id"] in every
+

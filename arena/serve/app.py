@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from arena.render import shown_time
 from arena.render.replay import render_replay_html
-from arena.serve import export, headtohead, paging, views
+from arena.serve import author_view, export, headtohead, paging, views
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
@@ -65,7 +65,7 @@ def create_app(service: Service) -> Starlette:
     """The app serving `service`: its routes find it as `request.app.state.service`."""
     app = Starlette(routes=ROUTES, exception_handlers={
         HTTPException: http_error, SubmissionError: refused, UploadError: refused,
-        Exception: server_error})
+        paging.CursorError: bad_cursor, Exception: server_error})
     app.state.service = service
     return app
 
@@ -78,11 +78,14 @@ _pages.filters["elo"] = lambda value: "-" if value is None or math.isnan(value) 
 
 
 def page(request: Request, template: str, status: int = 200, policy: str = PAGE_POLICY,
-         **context: Any) -> HTMLResponse:
+         private: bool = False, **context: Any) -> HTMLResponse:
+    """A page; `private`: it shows what only the signed-in reader may see (kept by no cache)."""
     viewer = author_of(request, allow_cookie=True)
     html = _pages.get_template(template).render(viewer=viewer, **context)
-    return HTMLResponse(html, status_code=status, headers={
-        "Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"})
+    headers = {"Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"}
+    if private:
+        headers["Cache-Control"] = "private, no-store"
+    return HTMLResponse(html, status_code=status, headers=headers)
 
 
 def author_of(request: Request, allow_cookie: bool) -> Author | None:
@@ -123,6 +126,10 @@ async def refused(request: Request, exc: SubmissionError | UploadError) -> Respo
     return error(request, getattr(exc, "status", 400), str(exc))
 
 
+async def bad_cursor(request: Request, exc: paging.CursorError) -> Response:
+    return error(request, 400, str(exc))
+
+
 async def server_error(request: Request, exc: Exception) -> Response:
     log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     return error(request, 500, "internal error: the service logged it; try again later")
@@ -143,8 +150,8 @@ def ladder_page(request: Request) -> Response:
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
     cursor, limit = page_params(request, default_limit=30)
     matches = views.matches(service.db, ladder=ladder.id, limit=limit, cursor=cursor)
-    return page(request, "ladder.html", ladder=views.ladder_view(service.db, ladder,
-                                                                 service.ladders),
+    return page(request, "ladder.html",
+                ladder=views.ladder_view(service.db, ladder, service.ladders),
                 matches=matches, links=page_links(request, matches),
                 head_to_head=headtohead.ladder_pairs(service.db, ladder.id),
                 provisional_matches=views.PROVISIONAL_MATCHES,
@@ -160,7 +167,8 @@ def bot_page(request: Request) -> Response:
         else None
     cursor, limit = page_params(request, default_limit=50)
     matches = views.matches(service.db, bot_id=bot.id, limit=limit, cursor=cursor)
-    return page(request, "bot.html", bot=bot, logs=logs, matches=matches,
+    return page(request, "bot.html", private=logs is not None, bot=bot, logs=logs,
+                matches=matches,
                 links=page_links(request, matches),
                 head_to_head=headtohead.bot_opponents(service.db, bot.id))
 
@@ -182,12 +190,25 @@ def match_replay(request: Request) -> Response:
         "Cache-Control": "private, no-store"})
 
 
+def author_page(request: Request) -> Response:
+    """An author's bots, versions and submissions; why one was rejected, for them alone."""
+    service: Service = request.app.state.service
+    cursor, limit = page_params(request, default_limit=50)
+    found = need(author_view.author(service.db, request.path_params["author"], limit, cursor),
+                 "author")
+    viewer = author_of(request, allow_cookie=True)
+    mine = viewer is not None and viewer.id == found.id
+    return page(request, "author.html", author=found, mine=mine,
+                links=page_links(request, found.submissions, "submissions"),
+                private=mine)
+
+
 def submission_page(request: Request) -> Response:
     service: Service = request.app.state.service
     viewer = author_of(request, allow_cookie=True)
     found = need(views.submission(service.db, request.path_params["id"]), "submission")
     mine = viewer is not None and viewer.id == found.author_id
-    return page(request, "submission.html", submission=found, mine=mine)
+    return page(request, "submission.html", private=mine, submission=found, mine=mine)
 
 
 def submit_form(request: Request) -> Response:
@@ -347,8 +368,10 @@ def api_submissions(request: Request) -> Response:
     if viewer is None:
         raise HTTPException(401, "your submissions need your token: send "
                                  "Authorization: Bearer TOKEN")
-    return JSONResponse({"submissions": [s.json(mine=True) for s in
-                                         views.submissions_of(service.db, viewer.id)]})
+    cursor, limit = page_params(request, default_limit=100)
+    found = views.submissions_of(service.db, viewer.id, limit, cursor)
+    return JSONResponse({"submissions": [s.json(mine=True) for s in found.items],
+                         "next_cursor": found.older, "newer_cursor": found.newer})
 
 
 def api_submission(request: Request) -> Response:
@@ -406,6 +429,7 @@ ROUTES = [
     Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
     Route("/bots/{author}/{name}/retire", retire_from_form, methods=["POST"]),
     Route("/matches/{match}/replay", match_replay),
+    Route("/authors/{author}", author_page),
     Route("/submissions/{id:int}", submission_page),
     Route("/submissions/{id:int}/recheck", recheck_from_form, methods=["POST"]),
     Route("/submit", submit_form, methods=["GET"]),
@@ -429,19 +453,18 @@ def page_params(request: Request, default_limit: int) -> tuple[paging.Cursor | N
     """`?cursor=` and `?limit=` of a list (page or API), refused with 400 in one line."""
     params = request.query_params
     limit = _int_param(params.get("limit", str(default_limit)), "limit", 1, paging.MAX_LIMIT)
-    try:
-        return paging.parse(params.get("cursor")), limit
-    except paging.CursorError as bad:
-        raise HTTPException(400, str(bad)) from None
+    return paging.parse(params.get("cursor")), limit   # CursorError: 400, as bad_cursor says
 
 
-def page_links(request: Request, found: paging.Page) -> dict[str, str | None]:
-    """The "older" and "newer" links of a page's list: its own URL with the other cursor."""
+def page_links(request: Request, found: paging.Page,
+               anchor: str = "matches") -> dict[str, str | None]:
+    """The "older" and "newer" links of a page's list: its own URL with the other cursor,
+    scrolled to the list (`#anchor`)."""
     def link(cursor: str | None) -> str | None:
         if cursor is None:
             return None
         query = {**request.query_params, "cursor": cursor}
-        return f"{request.url.path}?{urlencode(query)}#matches"
+        return f"{request.url.path}?{urlencode(query)}#{anchor}"
     return {"older": link(found.older), "newer": link(found.newer)}
 
 

@@ -51,16 +51,21 @@ def parse(text: str | None) -> Cursor | None:
     return Cursor(way == "o", moment, row_id)
 
 
-def where(cursor: Cursor | None, stored: str, row_id: str) -> tuple[str, tuple, str]:
-    """SQL for the rows `cursor` asks for, with the columns `stored` and `row_id`: the
-    condition, its parameters and the order (newest first, or oldest first going newer)."""
+def where(cursor: Cursor | None, stored: str, row_id: str,
+          id_type: type = str) -> tuple[str, tuple, str]:
+    """SQL for the rows `cursor` asks for, with the columns `stored` and `row_id` (of
+    `id_type`: SQLite orders every number below every text): the condition, its parameters
+    and the order (newest first, or oldest first going newer)."""
     if cursor is None:
         return "1", (), f"{stored} DESC, {row_id} DESC"
+    try:
+        after = (cursor.stored, id_type(cursor.id))
+    except ValueError:
+        raise CursorError(f"cursor {cursor.text()[:80]!r} is not one of this list: start "
+                          "from the newest page (no cursor)") from None
     if cursor.older:
-        return (f"({stored}, {row_id}) < (?, ?)", (cursor.stored, cursor.id),
-                f"{stored} DESC, {row_id} DESC")
-    return (f"({stored}, {row_id}) > (?, ?)", (cursor.stored, cursor.id),
-            f"{stored} ASC, {row_id} ASC")
+        return f"({stored}, {row_id}) < (?, ?)", after, f"{stored} DESC, {row_id} DESC"
+    return f"({stored}, {row_id}) > (?, ?)", after, f"{stored} ASC, {row_id} ASC"
 
 
 @dataclass(frozen=True)

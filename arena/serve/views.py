@@ -439,7 +439,11 @@ def submission(db: ServiceDB, submission_id: int) -> SubmissionView | None:
     return None if row is None else SubmissionView(*row)
 
 
-def submissions_of(db: ServiceDB, author_id: int, limit: int = 100) -> list[SubmissionView]:
-    return [SubmissionView(*row) for row in
-            db.query(f"{_SUBMISSION} WHERE s.author_id = ? ORDER BY s.id DESC LIMIT ?",
-                     (author_id, limit))]
+def submissions_of(db: ServiceDB, author_id: int, limit: int = 100,
+                   cursor: paging.Cursor | None = None) -> paging.Page[SubmissionView]:
+    """A page of an author's submissions, newest first, from `cursor` on."""
+    condition, params, order = paging.where(cursor, "s.created", "s.id", id_type=int)
+    rows = db.query(f"{_SUBMISSION} WHERE s.author_id = ? AND {condition} ORDER BY {order} "
+                    "LIMIT ?", (author_id, *params, limit + 1))
+    return paging.page(rows, cursor, limit, key=lambda row: (row[9], str(row[0])),
+                       item=lambda row: SubmissionView(*row))
