@@ -341,3 +341,29 @@ def test_an_authors_submissions_are_paged_by_cursor_in_the_api(service, rejected
             break
     assert walked == every and len(every) == 2 and rejected["id"] in every
 
+
+# -- live standings -------------------------------------------------------------------------------
+
+def shown_games(browser) -> int:
+    from selenium.webdriver.common.by import By
+    return sum(int(row.get_attribute("data-games"))
+               for row in browser.find_elements(By.CSS_SELECTOR, "tr.ladder-row"))
+
+
+def test_the_ladder_page_shows_new_matches_without_a_reload(service, browser):
+    from selenium.webdriver.common.by import By
+    browser.get(f"{service.url}/ladders/{LADDER}")
+    browser.execute_script("window.loadedOnce = 'this page, not a reload';")
+    count, games = int(browser.find_element(By.ID, "match-count").text), shown_games(browser)
+    wait_for_a_new_match(service, len(service.stored_match_ids()))
+    settled(browser, lambda driver: int(driver.find_element(By.ID, "match-count").text) > count)
+    # The same page (its script's variable is still there), its table redrawn from the API.
+    assert browser.execute_script("return window.loadedOnce") == "this page, not a reload"
+    assert browser.find_element(By.CSS_SELECTOR, "table.ladder").get_attribute("data-updated")
+    assert int(browser.find_element(By.ID, "match-count").text) <= len(service.stored_match_ids())
+    settled(browser, lambda driver: shown_games(driver) > games)
+    rows = browser.find_elements(By.CSS_SELECTOR, "tr.ladder-row")
+    assert {row.get_attribute("data-bot") for row in rows} == {
+        f"{author}/{bot}" for author, bot in BOTS}
+    assert all(row.find_element(By.CSS_SELECTOR, "a").get_attribute("href").endswith(
+        "/bots/" + row.get_attribute("data-bot")) for row in rows)

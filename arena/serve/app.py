@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+from importlib import resources
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlencode
@@ -39,7 +40,10 @@ log = logging.getLogger(__name__)
 TOKEN_COOKIE = "arena_token"
 PAGE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
                "base-uri 'none'; frame-ancestors 'none'")
-"""Pages run no script at all: even markup that slipped through could do nothing."""
+"""Pages run no script (but the ladder's live standings): markup that slipped through could
+do nothing."""
+LADDER_POLICY = PAGE_POLICY + "; script-src 'self'; connect-src 'self'"
+"""A ladder page runs one script, /live.js (the service's own), that reads the ladder's JSON."""
 MATCH_POLICY = PAGE_POLICY + "; frame-src 'self'"
 """A match page runs no script either; it frames its replay viewer."""
 REPLAY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -150,7 +154,7 @@ def ladder_page(request: Request) -> Response:
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
     cursor, limit = page_params(request, default_limit=30)
     matches = views.matches(service.db, ladder=ladder.id, limit=limit, cursor=cursor)
-    return page(request, "ladder.html",
+    return page(request, "ladder.html", policy=LADDER_POLICY,
                 ladder=views.ladder_view(service.db, ladder, service.ladders),
                 matches=matches, links=page_links(request, matches),
                 head_to_head=headtohead.ladder_pairs(service.db, ladder.id),
@@ -177,6 +181,15 @@ def match_page(request: Request) -> Response:
     service: Service = request.app.state.service
     match = need(views.match(service.db, request.path_params["match"]), "match")
     return page(request, "match.html", policy=MATCH_POLICY, match=match)
+
+
+LIVE_SCRIPT = (resources.files("arena.serve") / "templates" / "live.js").read_text()
+
+
+def live_script(request: Request) -> Response:
+    """The ladder page's live standings (templates/live.js): it polls /api/ladders/ID."""
+    return Response(LIVE_SCRIPT, media_type="text/javascript", headers={
+        "X-Content-Type-Options": "nosniff", "Cache-Control": "max-age=300"})
 
 
 def match_replay(request: Request) -> Response:
@@ -425,7 +438,7 @@ def ask_recheck(service: Service, author: Author, submission_id: int) -> int:
 
 
 ROUTES = [
-    Route("/", home), Route("/ladders/{ladder}", ladder_page),
+    Route("/", home), Route("/ladders/{ladder}", ladder_page), Route("/live.js", live_script),
     Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
     Route("/bots/{author}/{name}/retire", retire_from_form, methods=["POST"]),
     Route("/matches/{match}/replay", match_replay),
