@@ -1,7 +1,8 @@
 """The pages people read every day, through a real `arena serve` (uvicorn, SQLite, sandboxed
 matches) and headless Chromium: lists paged by cursor (API and pages) while matches keep
 landing, a ladder's records exported as JSON Lines that `arena verify` accepts, head to
-head tables, and author pages that show why a submission was rejected to its author alone.
+head tables, author pages that show why a submission was rejected to its author alone, the
+live ladder page, and every page at a phone's 390 px (screenshots in pytest's tmp folder).
 
 The tests of this module share one service, which keeps playing greedy (alice), random (bob)
 and first (carol) on mandala-2p all along: every list grows while a test walks it.
@@ -367,3 +368,36 @@ def test_the_ladder_page_shows_new_matches_without_a_reload(service, browser):
         f"{author}/{bot}" for author, bot in BOTS}
     assert all(row.find_element(By.CSS_SELECTOR, "a").get_attribute("href").endswith(
         "/bots/" + row.get_attribute("data-bot")) for row in rows)
+
+
+# -- a phone's width ------------------------------------------------------------------------------
+
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+PAGES = ["/", f"/ladders/{LADDER}", "/bots/alice/greedy", "/authors/bob", "MATCH",
+         "MATCH/replay", "SUBMISSION", "/submit", "/login", "/no/such/page"]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_fits_a_390_pixel_screen(service, browser, rejected, path,
+                                            tmp_path_factory):
+    if path.startswith("MATCH"):
+        newest = service.get(f"/api/matches?ladder={LADDER}&limit=1")["matches"][0]
+        path = path.replace("MATCH", newest["url"])
+    path = path.replace("SUBMISSION", f"/submissions/{rejected['id']}")
+    sign_in(browser, service, "bob")   # signed in: the header is at its widest
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        browser.get(service.url + path)
+        width, scrolled, inner = browser.execute_script(
+            "const root = document.documentElement;"
+            "return [root.clientWidth, root.scrollWidth, window.innerWidth];")
+        name = path.strip("/").replace("/", "_") or "home"
+        shot = tmp_path_factory.mktemp("phone") / f"{name}.png"
+        assert browser.save_screenshot(str(shot)), shot
+        print(f"{path}: {scrolled} px of {inner}, screenshot {shot}")
+        assert width == inner == 390 and scrolled <= inner, (path, width, scrolled, inner)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert int.from_bytes(shot.read_bytes()[16:20], "big") == 390   # the PNG's width
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        browser.delete_all_cookies()
