@@ -25,3 +25,22 @@ def chromium() -> Iterator["object"]:
         yield driver
     finally:
         driver.quit()
+
+
+def sign_in(browser, service, author: str) -> None:
+    """Signs `author` in on `service` (tests/serving.py) through its login form."""
+    from selenium.webdriver.common.by import By
+    browser.get(service.url + "/login")
+    browser.delete_all_cookies()
+    browser.find_element(By.ID, "token").send_keys(service.tokens[author])
+    browser.find_element(By.ID, "sign-in").click()
+    settled(browser, lambda driver: f"signed in as {author}"
+            in driver.find_element(By.TAG_NAME, "header").text)
+
+
+def settled(browser, condition):
+    """Waits for `condition` on the page a click leads to (the old page's elements go stale)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]
+                         ).until(condition)

@@ -74,6 +74,15 @@ def host():
         yield bot_host
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium (tests/browser.py) shared by one test module's page tests."""
+    from browser import chromium
+    with chromium() as driver:
+        driver.set_page_load_timeout(60)
+        yield driver
+
+
 @pytest.fixture(autouse=True)
 def arena_logs_reach_caplog(monkeypatch):
     """Arena's log records reach pytest's caplog in every test: a CLI command run in this

@@ -402,10 +402,15 @@ def test_pages_in_chromium(service, browser):
     browser.get(service.url + "/no/such/page")
     assert "Error 404" in browser.find_element(By.TAG_NAME, "h1").text
 
-    # Pages run no script (the replay viewer its own, inline, in its sandbox), and say so.
-    with urllib.request.urlopen(service.url + "/ladders/mandala-2p", timeout=30) as response:
+    # Pages run no script (the replay viewer its own, inline, in its sandbox; the ladder page
+    # the service's /live.js, no inline one), and say so.
+    with urllib.request.urlopen(service.url + "/bots/bob/random", timeout=30) as response:
         policy = response.headers["Content-Security-Policy"]
     assert "default-src 'none'" in policy and "script-src" not in policy
+    with urllib.request.urlopen(service.url + "/ladders/mandala-2p", timeout=30) as response:
+        policy = response.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "script-src 'self';" in policy
+    assert "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
 
 
 # -- crash and restart -------------------------------------------------------------------------

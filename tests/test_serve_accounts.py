@@ -22,8 +22,8 @@ from arena import sandbox, sqlite
 from arena.serve import db as servedb
 from arena.serve.db import ServiceDB
 from arena.serve.uploads import pack_folder
-from browser import chromium
 from engine import registry
+from browser import settled, sign_in
 from serving import SAMPLES, Service, arena, free_port
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
@@ -75,13 +75,6 @@ def service(tmp_path_factory):
     running.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as driver:
-        driver.set_page_load_timeout(60)
-        yield driver
-
-
 def stored_time_controls(data: Path) -> dict[str, str]:
     conn = sqlite3.connect(f"file:{data / 'service.sqlite'}?mode=ro", uri=True)
     try:
@@ -97,24 +90,6 @@ def one_line_refusal(done, *words: str) -> None:
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     for word in words:
         assert word in lines[0], lines[0]
-
-
-def sign_in(browser, service: Service, author: str) -> None:
-    from selenium.webdriver.common.by import By
-    browser.get(service.url + "/login")
-    browser.delete_all_cookies()
-    browser.find_element(By.ID, "token").send_keys(service.tokens[author])
-    browser.find_element(By.ID, "sign-in").click()
-    settled(browser, lambda driver: f"signed in as {author}"
-            in driver.find_element(By.TAG_NAME, "header").text)
-
-
-def settled(browser, condition):
-    """Waits for `condition` on the page a click leads to (the old page's elements go stale)."""
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]
-                         ).until(condition)
 
 
 # -- time control -------------------------------------------------------------------------------
@@ -320,18 +295,24 @@ def test_retire_bot_on_the_command_line(service):
 # -- old databases -------------------------------------------------------------------------------
 
 def test_a_schema_1_database_is_upgraded_and_keeps_its_rows(tmp_path):
-    old_tables = servedb._SCHEMA.replace(
+    old_tables = servedb._SCHEMA.replace(servedb._HEAD_TO_HEAD, "").replace(
         "    retired   REAL,                     -- when its author retired it: no more matches\n",
         "")
     assert "retired" not in old_tables.split("CREATE TABLE versions")[0]
     old_kind = sqlite.Kind(servedb.APP, 1, (1,), old_tables, "arena service database", "",
                            servedb.ServiceDBError)
-    sqlite.create(tmp_path / servedb.DB_NAME, old_kind, lambda conn: conn.execute(
-        "INSERT INTO authors (name, token_hash, created) VALUES ('ann', 'h', 1)"))
+    def fill(conn) -> None:
+        conn.execute("INSERT INTO authors (name, token_hash, created) VALUES ('ann', 'h', 1)")
+        conn.executemany("INSERT INTO pairs VALUES ('mandala-2p', ?, ?, ?, ?)",
+                         [(0, 1, 2, 1.0), (1, 2, 1, 0.5), (2, 1, 2, 0.0), (3, 1, 3, 1.0)])
+    sqlite.create(tmp_path / servedb.DB_NAME, old_kind, fill)
     db = ServiceDB.open(tmp_path)
     assert sqlite.marker(db.connection()) == (servedb.APP, servedb.SCHEMA_VERSION)
     assert db.query("SELECT name FROM authors") == [("ann",)]
     assert db.query("SELECT retired FROM bots") == []   # the column is there
+    # The head-to-head totals are made from the pairs already stored.
+    assert sorted(db.query("SELECT first, second, games, points FROM head_to_head")) == [
+        (1, 2, 2, 1.0), (1, 3, 1, 1.0), (2, 1, 1, 0.5)]
 
 
 # -- provisional, as a rule ----------------------------------------------------------------------

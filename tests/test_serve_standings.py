@@ -75,6 +75,10 @@ def test_three_player_tables_store_every_rotation_and_rank_the_ladder(tmp_path):
                  db.query("SELECT versions FROM matches WHERE table_no = 0")}
     assert rotations == {strong, middle, weak}   # each bot in seat 0 once per deal
     assert db.one("SELECT COUNT(*) FROM pairs")[0] == 90 * 3
+    # The running head-to-head totals are the sums of the pairs, kept as matches land.
+    assert sorted(db.query("SELECT ladder, first, second, games, points FROM head_to_head")) \
+        == sorted(db.query("SELECT ladder, first, second, COUNT(*), SUM(score) FROM pairs "
+                           "GROUP BY ladder, first, second"))
     standings = refit(db, ladder.id)
     assert [row.bot.split("/")[0] for row in standings.table.rows] == ["s", "m", "w"]
     assert standings.table.deals == 30

@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import logging
 import math
+from importlib import resources
 from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import (HTMLResponse, JSONResponse, RedirectResponse, Response,
+                                 StreamingResponse)
 from starlette.routing import Route
 
 from arena.render import shown_time
 from arena.render.replay import render_replay_html
-from arena.serve import views
+from arena.serve import author_view, export, headtohead, paging, views
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
@@ -37,7 +40,10 @@ log = logging.getLogger(__name__)
 TOKEN_COOKIE = "arena_token"
 PAGE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
                "base-uri 'none'; frame-ancestors 'none'")
-"""Pages run no script at all: even markup that slipped through could do nothing."""
+"""Pages run no script (but the ladder's live standings): markup that slipped through could
+do nothing."""
+LADDER_POLICY = PAGE_POLICY + "; script-src 'self'; connect-src 'self'"
+"""A ladder page runs one script, /live.js (the service's own), that reads the ladder's JSON."""
 MATCH_POLICY = PAGE_POLICY + "; frame-src 'self'"
 """A match page runs no script either; it frames its replay viewer."""
 REPLAY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -63,7 +69,7 @@ def create_app(service: Service) -> Starlette:
     """The app serving `service`: its routes find it as `request.app.state.service`."""
     app = Starlette(routes=ROUTES, exception_handlers={
         HTTPException: http_error, SubmissionError: refused, UploadError: refused,
-        AuthorError: conflict, Exception: server_error})
+        AuthorError: conflict, paging.CursorError: bad_cursor, Exception: server_error})
     app.state.service = service
     return app
 
@@ -76,11 +82,14 @@ _pages.filters["elo"] = lambda value: "-" if value is None or math.isnan(value) 
 
 
 def page(request: Request, template: str, status: int = 200, policy: str = PAGE_POLICY,
-         **context: Any) -> HTMLResponse:
+         private: bool = False, **context: Any) -> HTMLResponse:
+    """A page; `private`: it shows what only the signed-in reader may see (kept by no cache)."""
     viewer = author_of(request, allow_cookie=True)
     html = _pages.get_template(template).render(viewer=viewer, **context)
-    return HTMLResponse(html, status_code=status, headers={
-        "Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"})
+    headers = {"Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"}
+    if private:
+        headers["Cache-Control"] = "private, no-store"
+    return HTMLResponse(html, status_code=status, headers=headers)
 
 
 def author_of(request: Request, allow_cookie: bool) -> Author | None:
@@ -126,6 +135,10 @@ async def conflict(request: Request, exc: AuthorError) -> Response:
     return error(request, 409, str(exc))
 
 
+async def bad_cursor(request: Request, exc: paging.CursorError) -> Response:
+    return error(request, 400, str(exc))
+
+
 async def server_error(request: Request, exc: Exception) -> Response:
     log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     return error(request, 500, "internal error: the service logged it; try again later")
@@ -144,9 +157,12 @@ def home(request: Request) -> Response:
 def ladder_page(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-    return page(request, "ladder.html", ladder=views.ladder_view(service.db, ladder,
-                                                                 service.ladders),
-                matches=views.matches(service.db, ladder=ladder.id, limit=30),
+    cursor, limit = page_params(request, default_limit=30)
+    matches = views.matches(service.db, ladder=ladder.id, limit=limit, cursor=cursor)
+    return page(request, "ladder.html", policy=LADDER_POLICY,
+                ladder=views.ladder_view(service.db, ladder, service.ladders),
+                matches=matches, links=page_links(request, matches),
+                head_to_head=headtohead.ladder_pairs(service.db, ladder.id),
                 provisional_matches=views.PROVISIONAL_MATCHES,
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
@@ -158,14 +174,27 @@ def bot_page(request: Request) -> Response:
     viewer = author_of(request, allow_cookie=True)
     logs = views.bot_logs(service.db, bot) if viewer and viewer.id == bot.author_id \
         else None
-    return page(request, "bot.html", bot=bot, logs=logs,
-                matches=views.matches(service.db, bot_id=bot.id, limit=50))
+    cursor, limit = page_params(request, default_limit=50)
+    matches = views.matches(service.db, bot_id=bot.id, limit=limit, cursor=cursor)
+    return page(request, "bot.html", private=logs is not None, bot=bot, logs=logs,
+                matches=matches,
+                links=page_links(request, matches),
+                head_to_head=headtohead.bot_opponents(service.db, bot.id))
 
 
 def match_page(request: Request) -> Response:
     service: Service = request.app.state.service
     match = need(views.match(service.db, request.path_params["match"]), "match")
     return page(request, "match.html", policy=MATCH_POLICY, match=match)
+
+
+LIVE_SCRIPT = (resources.files("arena.serve") / "templates" / "live.js").read_text()
+
+
+def live_script(request: Request) -> Response:
+    """The ladder page's live standings (templates/live.js): it polls /api/ladders/ID."""
+    return Response(LIVE_SCRIPT, media_type="text/javascript", headers={
+        "X-Content-Type-Options": "nosniff", "Cache-Control": "max-age=300"})
 
 
 def match_replay(request: Request) -> Response:
@@ -179,12 +208,25 @@ def match_replay(request: Request) -> Response:
         "Cache-Control": "private, no-store"})
 
 
+def author_page(request: Request) -> Response:
+    """An author's bots, versions and submissions; why one was rejected, for them alone."""
+    service: Service = request.app.state.service
+    cursor, limit = page_params(request, default_limit=50)
+    found = need(author_view.author(service.db, request.path_params["author"], limit, cursor),
+                 "author")
+    viewer = author_of(request, allow_cookie=True)
+    mine = viewer is not None and viewer.id == found.id
+    return page(request, "author.html", author=found, mine=mine,
+                links=page_links(request, found.submissions, "submissions"),
+                private=mine)
+
+
 def submission_page(request: Request) -> Response:
     service: Service = request.app.state.service
     viewer = author_of(request, allow_cookie=True)
     found = need(views.submission(service.db, request.path_params["id"]), "submission")
     mine = viewer is not None and viewer.id == found.author_id
-    return page(request, "submission.html", submission=found, mine=mine)
+    return page(request, "submission.html", private=mine, submission=found, mine=mine)
 
 
 def submit_form(request: Request) -> Response:
@@ -272,6 +314,23 @@ def api_ladder(request: Request) -> Response:
     return JSONResponse(views.ladder_json(service.db, ladder, service.ladders))
 
 
+def api_head_to_head(request: Request) -> Response:
+    service: Service = request.app.state.service
+    ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    return JSONResponse({"ladder": ladder.id, "head_to_head": [
+        pair.json() for pair in headtohead.ladder_pairs(service.db, ladder.id)]})
+
+
+def api_export(request: Request) -> Response:
+    """Every record of a ladder as JSON Lines, streamed (arena.serve.export)."""
+    service: Service = request.app.state.service
+    ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    return StreamingResponse(export.ladder_lines(service.db, ladder.id),
+                             media_type="application/jsonl", headers={
+                                 "Content-Disposition": f'attachment; filename="{ladder.id}.jsonl"',
+                                 "X-Content-Type-Options": "nosniff"})
+
+
 def api_bots(request: Request) -> Response:
     service: Service = request.app.state.service
     return JSONResponse({"bots": views.all_bots(service.db)})
@@ -281,7 +340,8 @@ def api_bot(request: Request) -> Response:
     service: Service = request.app.state.service
     bot = need(views.bot(service.db, request.path_params["author"],
                          request.path_params["name"]), "bot")
-    return JSONResponse(views.bot_json(bot))
+    return JSONResponse({**views.bot_json(bot), "head_to_head": [
+        pair.json() for pair in headtohead.bot_opponents(service.db, bot.id)]})
 
 
 def api_bot_logs(request: Request) -> Response:
@@ -300,13 +360,15 @@ def api_bot_logs(request: Request) -> Response:
 def api_matches(request: Request) -> Response:
     service: Service = request.app.state.service
     params = request.query_params
-    limit = _int_param(params.get("limit", "50"), "limit", 1, 500)
+    cursor, limit = page_params(request, default_limit=50)
     bot_id = None
     if "bot" in params:
         author, _, name = params["bot"].partition("/")
         bot_id = need(views.bot(service.db, author, name), "bot").id
-    return JSONResponse({"matches": [m.summary() for m in views.matches(
-        service.db, ladder=params.get("ladder"), bot_id=bot_id, limit=limit)]})
+    found = views.matches(service.db, ladder=params.get("ladder"), bot_id=bot_id, limit=limit,
+                          cursor=cursor)
+    return JSONResponse({"matches": [m.summary() for m in found.items],
+                         "next_cursor": found.older, "newer_cursor": found.newer})
 
 
 def api_match(request: Request) -> Response:
@@ -321,8 +383,10 @@ def api_submissions(request: Request) -> Response:
     if viewer is None:
         raise HTTPException(401, "your submissions need your token: send "
                                  "Authorization: Bearer TOKEN")
-    return JSONResponse({"submissions": [s.json(mine=True) for s in
-                                         views.submissions_of(service.db, viewer.id)]})
+    cursor, limit = page_params(request, default_limit=100)
+    found = views.submissions_of(service.db, viewer.id, limit, cursor)
+    return JSONResponse({"submissions": [s.json(mine=True) for s in found.items],
+                         "next_cursor": found.older, "newer_cursor": found.newer})
 
 
 def api_submission(request: Request) -> Response:
@@ -376,10 +440,11 @@ def ask_recheck(service: Service, author: Author, submission_id: int) -> int:
 
 
 ROUTES = [
-    Route("/", home), Route("/ladders/{ladder}", ladder_page),
+    Route("/", home), Route("/ladders/{ladder}", ladder_page), Route("/live.js", live_script),
     Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
     Route("/bots/{author}/{name}/retire", retire_from_form, methods=["POST"]),
     Route("/matches/{match}/replay", match_replay),
+    Route("/authors/{author}", author_page),
     Route("/submissions/{id:int}", submission_page),
     Route("/submissions/{id:int}/recheck", recheck_from_form, methods=["POST"]),
     Route("/submit", submit_form, methods=["GET"]),
@@ -387,6 +452,8 @@ ROUTES = [
     Route("/login", login, methods=["GET", "POST"]),
     Route("/logout", logout, methods=["POST"]),
     Route("/api/ladders", api_ladders), Route("/api/ladders/{ladder}", api_ladder),
+    Route("/api/ladders/{ladder}/export.jsonl", api_export),
+    Route("/api/ladders/{ladder}/head-to-head", api_head_to_head),
     Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
     Route("/api/bots/{author}/{name}/logs", api_bot_logs),
     Route("/api/matches", api_matches), Route("/api/matches/{match}", api_match),
@@ -395,6 +462,25 @@ ROUTES = [
     Route("/api/submissions/{id:int}", api_submission),
     Route("/api/submissions/{id:int}/recheck", api_recheck, methods=["POST"]),
 ]
+
+
+def page_params(request: Request, default_limit: int) -> tuple[paging.Cursor | None, int]:
+    """`?cursor=` and `?limit=` of a list (page or API), refused with 400 in one line."""
+    params = request.query_params
+    limit = _int_param(params.get("limit", str(default_limit)), "limit", 1, paging.MAX_LIMIT)
+    return paging.parse(params.get("cursor")), limit   # CursorError: 400, as bad_cursor says
+
+
+def page_links(request: Request, found: paging.Page,
+               anchor: str = "matches") -> dict[str, str | None]:
+    """The "older" and "newer" links of a page's list: its own URL with the other cursor,
+    scrolled to the list (`#anchor`)."""
+    def link(cursor: str | None) -> str | None:
+        if cursor is None:
+            return None
+        query = {**request.query_params, "cursor": cursor}
+        return f"{request.url.path}?{urlencode(query)}#{anchor}"
+    return {"older": link(found.older), "newer": link(found.newer)}
 
 
 def _ladder_param(text: str) -> str:

@@ -26,8 +26,19 @@ from arena.errors import ArenaError
 
 DB_NAME = "service.sqlite"
 APP = "arena-serve"
-SCHEMA_VERSION = 2
-"""1: the first; 2: bots.retired (a bot its author retired), added to a 1 when it is opened."""
+SCHEMA_VERSION = 3
+"""1: the first; 2: bots.retired (a bot its author retired); 3: head_to_head (made from the
+pairs). An older database is brought to 3 when it is opened."""
+
+_HEAD_TO_HEAD = """
+CREATE TABLE head_to_head (              -- the pairs' running totals, what pages show
+    ladder   TEXT NOT NULL,
+    first    INTEGER NOT NULL,           -- version ids, as in pairs
+    second   INTEGER NOT NULL,
+    games    INTEGER NOT NULL,
+    points   REAL NOT NULL,              -- of first against second
+    PRIMARY KEY (ladder, first, second)
+)"""
 
 _SCHEMA = """
 CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -125,15 +136,15 @@ CREATE TABLE rating_history (
     at         REAL NOT NULL
 );
 CREATE INDEX rating_history_by_version ON rating_history (version_id, games);
-"""
+""" + _HEAD_TO_HEAD
 
 
 class ServiceDBError(ArenaError):
     """A data folder whose database cannot be used."""
 
 
-KIND = sqlite.Kind(APP, SCHEMA_VERSION, (1, SCHEMA_VERSION), _SCHEMA, "arena service database",
-                   "give another --data folder", ServiceDBError)
+KIND = sqlite.Kind(APP, SCHEMA_VERSION, tuple(range(1, SCHEMA_VERSION + 1)), _SCHEMA,
+                   "arena service database", "give another --data folder", ServiceDBError)
 
 
 @dataclass(frozen=True)
@@ -152,12 +163,17 @@ def time_control_text(record: dict) -> str:
 
 
 def _upgrade(conn: sqlite3.Connection) -> None:
-    """Brings a database of schema 1 to 2 (in one transaction; a 2 is left alone)."""
+    """Brings a database of schema 1 or 2 to 3 (in one transaction; a 3 is left alone)."""
     if sqlite.marker(conn)[1] == SCHEMA_VERSION:
         return
     with sqlite.transaction(conn):
-        if sqlite.marker(conn)[1] == 1:   # not upgraded meanwhile by another start
+        found = sqlite.marker(conn)[1]   # again: another start may have upgraded it meanwhile
+        if found == 1:
             conn.execute("ALTER TABLE bots ADD COLUMN retired REAL")
+        if found in (1, 2):
+            conn.execute(_HEAD_TO_HEAD)
+            conn.execute("INSERT INTO head_to_head SELECT ladder, first, second, COUNT(*), "
+                         "SUM(score) FROM pairs GROUP BY ladder, first, second")
             conn.execute("UPDATE arena_marker SET schema_version = ?", (SCHEMA_VERSION,))
 
 
@@ -321,6 +337,11 @@ class ServiceDB:
             conn.executemany("INSERT INTO pairs VALUES (?, ?, ?, ?, ?)",
                              [(row["ladder"], row["table_no"], first, second, score)
                               for first, second, score in pairs])
+            # Kept as the pairs land: a page reads a few rows, not every pairwise result.
+            conn.executemany("INSERT INTO head_to_head VALUES (?, ?, ?, 1, ?) ON CONFLICT "
+                             "DO UPDATE SET games = games + 1, points = points + "
+                             "excluded.points", [(row["ladder"], first, second, score)
+                                                 for first, second, score in pairs])
 
     def pair_rows(self, lid: str) -> Iterator[tuple[int, int, int, float]]:
         """(table, first, second, score) of every pairwise result of a ladder, streamed."""

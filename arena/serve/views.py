@@ -14,6 +14,7 @@ from typing import Any, Collection
 from arena import actlogs
 from arena.stats.botstats import MatchFacts, OrderEffect, order_effects
 from arena.sandbox import log_text
+from arena.serve import paging
 from arena.serve.db import Ladder, ServiceDB, log_name, time_control_text
 
 LOG_TAIL_CHARS = 20_000
@@ -370,19 +371,22 @@ def _match(row: tuple, record: str | None = None) -> MatchView:
 
 
 def matches(db: ServiceDB, *, ladder: str | None = None, bot_id: int | None = None,
-            limit: int = 50) -> list[MatchView]:
-    """The latest matches of a ladder or of a bot (any of its versions), newest first."""
+            limit: int = 50, cursor: paging.Cursor | None = None) -> paging.Page[MatchView]:
+    """A page of the matches of a ladder, of a bot (any of its versions) or of all, newest
+    first, from `cursor` on (arena.serve.paging)."""
+    condition, params, order = paging.where(cursor, "m.stored", "m.id")
     if bot_id is not None:
         rows = db.query(f"SELECT DISTINCT {_MATCH_COLUMNS} FROM matches m JOIN match_seats s ON "
                         "s.match_id = m.id JOIN versions v ON v.id = s.version_id "
-                        "WHERE v.bot_id = ? ORDER BY m.stored DESC LIMIT ?", (bot_id, limit))
+                        f"WHERE v.bot_id = ? AND {condition} ORDER BY {order} LIMIT ?",
+                        (bot_id, *params, limit + 1))
     elif ladder is not None:
-        rows = db.query(f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE m.ladder = ? "
-                        "ORDER BY m.stored DESC LIMIT ?", (ladder, limit))
+        rows = db.query(f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE m.ladder = ? AND "
+                        f"{condition} ORDER BY {order} LIMIT ?", (ladder, *params, limit + 1))
     else:
-        rows = db.query(f"SELECT {_MATCH_COLUMNS} FROM matches m ORDER BY m.stored DESC "
-                        "LIMIT ?", (limit,))
-    return [_match(row) for row in rows]
+        rows = db.query(f"SELECT {_MATCH_COLUMNS} FROM matches m WHERE {condition} "
+                        f"ORDER BY {order} LIMIT ?", (*params, limit + 1))
+    return paging.page(rows, cursor, limit, key=lambda row: (row[-1], row[0]), item=_match)
 
 
 def match(db: ServiceDB, match_id: str) -> MatchView | None:
@@ -435,7 +439,11 @@ def submission(db: ServiceDB, submission_id: int) -> SubmissionView | None:
     return None if row is None else SubmissionView(*row)
 
 
-def submissions_of(db: ServiceDB, author_id: int, limit: int = 100) -> list[SubmissionView]:
-    return [SubmissionView(*row) for row in
-            db.query(f"{_SUBMISSION} WHERE s.author_id = ? ORDER BY s.id DESC LIMIT ?",
-                     (author_id, limit))]
+def submissions_of(db: ServiceDB, author_id: int, limit: int = 100,
+                   cursor: paging.Cursor | None = None) -> paging.Page[SubmissionView]:
+    """A page of an author's submissions, newest first, from `cursor` on."""
+    condition, params, order = paging.where(cursor, "s.created", "s.id", id_type=int)
+    rows = db.query(f"{_SUBMISSION} WHERE s.author_id = ? AND {condition} ORDER BY {order} "
+                    "LIMIT ?", (author_id, *params, limit + 1))
+    return paging.page(rows, cursor, limit, key=lambda row: (row[9], str(row[0])),
+                       item=lambda row: SubmissionView(*row))
