@@ -263,7 +263,7 @@ def stored_matches(service: Service) -> int:
         conn.close()
 
 
-PLAY_SECONDS = 120.0
+PLAY_SECONDS = 60.0   # ~500 matches, dozens of batches: enough to see growth
 SAMPLE_EVERY = 4.0
 WARM_UP = 20.0
 
