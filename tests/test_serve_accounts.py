@@ -283,6 +283,16 @@ def test_a_retired_bot_submitted_again_is_refused_in_one_line(service):
     one_line_refusal(done, "alice/random is retired", "another name")
 
 
+def test_retiring_a_retired_bot_from_its_page_answers_409_in_one_line(service):
+    # The shared error handlers turn the author's impossible request into a conflict.
+    status, body = service.request(
+        "/bots/alice/random/retire", data=f"token={service.tokens['alice']}".encode(),
+        method="POST", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 409 and b"alice/random is already retired" in body, (status, body)
+    assert b"Traceback" not in body
+    assert service.get("/api/bots/alice/random")["retired"]
+
+
 def test_retire_bot_on_the_command_line(service):
     done = arena("author", "retire-bot", "bob", "greedy", "--data", str(service.data))
     assert done.stdout.strip() == "bob/greedy is retired"
