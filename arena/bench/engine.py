@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from arena.bench import plain_mandala
-from arena.bench.plain_mandala import PlainMandala
 from engine import registry
 from engine.core import CHANCE
 
@@ -31,6 +30,11 @@ TARGETS = {
 # implementation of the same rules, measured beside it in the same run (only mandala has one:
 # arena/bench/plain_mandala.py, the issue's target).
 SPEEDUP_TARGET = 5
+PLAIN: dict[tuple[str, int], Callable[[int], Any]] = {
+    ("mandala", 2): lambda seed: plain_mandala.PlainMandala(
+        plain_mandala.deal(random.Random(seed))),
+}
+"""(game, players) -> a new game of the plain implementation for a seed."""
 ROUNDS = 4
 """The engine and the plain implementation take turns, ROUNDS turns each of a quarter of the
 time: a change in the machine's speed meanwhile (hour to hour it varies 2-3x here) falls on
@@ -130,11 +134,3 @@ class _Run:
             elapsed = time.perf_counter() - started
         self.wall += elapsed
         self.cpu += time.thread_time() - cpu_started
-
-
-def _plain_mandala(seed: int) -> PlainMandala:
-    return PlainMandala(plain_mandala.deal(random.Random(seed)))
-
-
-PLAIN: dict[tuple[str, int], Callable[[int], Any]] = {("mandala", 2): _plain_mandala}
-"""(game, players) -> a new game of the plain implementation for a seed."""

@@ -37,27 +37,18 @@ class HeadToHead:
 
 
 def _tally(db: ServiceDB, where: str, params: tuple) -> dict[tuple[str, int, int], list]:
-    """(ladder, bot id, bot id) -> [games, points of the first] per ordered pair as stored,
-    from the running totals per pair of versions (`head_to_head`, kept by ServiceDB)."""
+    """(ladder, bot id, bot id) -> [games, points of the first], each pair both ways, from
+    the running totals per pair of versions (`head_to_head`, kept by ServiceDB)."""
     rows = db.query("SELECT h.ladder, f.bot_id, s.bot_id, h.games, h.points FROM head_to_head h "
                     "JOIN versions f ON f.id = h.first JOIN versions s ON s.id = h.second "
                     f"WHERE {where}", params)
-    tally: dict[tuple[str, int, int], list] = defaultdict(lambda: [0, 0.0])
-    for ladder, a, b, games, points in rows:
-        if a != b:
-            tally[ladder, a, b][0] += games
-            tally[ladder, a, b][1] += points
-    return tally
-
-
-def _oriented(tally: dict[tuple[str, int, int], list]) -> dict[tuple[str, int, int], list]:
-    """Each pair both ways: a's games and points against b, whichever was stored first."""
     both: dict[tuple[str, int, int], list] = defaultdict(lambda: [0, 0.0])
-    for (ladder, a, b), (games, points) in tally.items():
-        both[ladder, a, b][0] += games
-        both[ladder, a, b][1] += points
-        both[ladder, b, a][0] += games
-        both[ladder, b, a][1] += games - points
+    for ladder, a, b, games, points in rows:
+        if a != b:   # two versions of one bot: not a head to head
+            both[ladder, a, b][0] += games
+            both[ladder, a, b][1] += points
+            both[ladder, b, a][0] += games
+            both[ladder, b, a][1] += games - points
     return both
 
 
@@ -71,7 +62,7 @@ def _names(db: ServiceDB, ids: set[int]) -> dict[int, str]:
 
 def ladder_pairs(db: ServiceDB, ladder: str) -> list[HeadToHead]:
     """Every pair of bots that met on the ladder, once, by name (the first named first)."""
-    both = _oriented(_tally(db, "h.ladder = ?", (ladder,)))
+    both = _tally(db, "h.ladder = ?", (ladder,))
     names = _names(db, {bot for _, a, b in both for bot in (a, b)})
     found = [HeadToHead(ladder, names[a], names[b], games, points)
              for (_, a, b), (games, points) in both.items() if names[a] < names[b]]
@@ -80,7 +71,7 @@ def ladder_pairs(db: ServiceDB, ladder: str) -> list[HeadToHead]:
 
 def bot_opponents(db: ServiceDB, bot_id: int) -> list[HeadToHead]:
     """The bot against each opponent it met, per ladder (by ladder, then opponent)."""
-    both = _oriented(_tally(db, "(f.bot_id = ? OR s.bot_id = ?)", (bot_id, bot_id)))
+    both = _tally(db, "(f.bot_id = ? OR s.bot_id = ?)", (bot_id, bot_id))
     names = _names(db, {bot for _, a, b in both for bot in (a, b)})
     found = [HeadToHead(ladder, names[a], names[b], games, points)
              for (ladder, a, b), (games, points) in both.items() if a == bot_id]
