@@ -116,10 +116,13 @@ class FakeBotProcess:
 
     # A thread in the test's own process cannot be frozen, and its CPU time is not its own:
     # fairness is tested with real sandboxed bots (tests/test_fair_play.py).
+    def hold(self) -> None:
+        pass
+
     def freeze(self, wait: bool = True) -> None:
         pass
 
-    def thaw(self) -> None:
+    def thaw(self, surely: bool = False) -> None:
         pass
 
     def cpu_seconds(self) -> float | None:

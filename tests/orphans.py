@@ -54,14 +54,26 @@ def members(groups: dict[str, list[Path]]) -> set[int]:
 
 
 def frozen(groups: dict[str, list[Path]]) -> int:
-    """How many of these bots are frozen now."""
+    """How many of these bots are stopped between their turns now: frozen, or held at the
+    least CPU quota (`cgroups.BotCgroups.hold`)."""
     count = 0
     for folders in groups.values():
-        for folder in folders:
-            state = folder / "freezer.state"
-            if state.exists() and state.read_text().startswith("FROZEN"):
-                count += 1
+        if any(_stopped(folder) for folder in folders):
+            count += 1
     return count
+
+
+def _stopped(folder: Path) -> bool:
+    held = str(cgroups.HELD_QUOTA_US)
+    for name, stopped in (("freezer.state", lambda text: text.startswith("FROZEN")),
+                          ("cpu.cfs_quota_us", lambda text: text.strip() == held),
+                          ("cpu.max", lambda text: text.split()[:1] == [held])):
+        try:
+            if stopped((folder / name).read_text()):
+                return True
+        except OSError:   # not this kind of cgroup, or gone
+            pass
+    return False
 
 
 def alive(pids: set[int]) -> set[int]:

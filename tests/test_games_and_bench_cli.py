@@ -112,9 +112,12 @@ def test_bench_engine_refuses_an_unknown_game_in_one_line():
 def test_bench_freeze_times_the_sample_bots_moves_and_says_if_the_target_is_met():
     result = run("bench", "freeze", "--matches", "1", "--pairs", "10")
     assert result.exit_code == 0, result.output
-    row = next(line for line in result.output.splitlines()
-               if line.startswith("thaw + freeze per move, random sample bot"))
-    moves, median, p99 = row.split()[-3:]
-    assert int(moves) > 0 and 0 < float(median.replace(",", "")) <= float(p99.replace(",", ""))
-    assert re.search(r"thaw \+ freeze per move: median [\d.]+ µs \(target <= 50 µs: "
+    for way in ("hold", "freeze"):   # the arena's way, and the freezer's beside it
+        row = next(line for line in result.output.splitlines()
+                   if line.startswith(f"thaw + {way} per move, random sample bot"))
+        moves, median, p99, arena_cpu, bot_cpu = row.split()[-5:]
+        assert int(moves) > 0
+        assert 0 < float(median.replace(",", "")) <= float(p99.replace(",", ""))
+        assert float(arena_cpu.replace(",", "")) > 0 and float(bot_cpu.replace(",", "")) > 0
+    assert re.search(r"thaw \+ hold per move: median [\d.]+ µs \(target <= 50 µs: "
                      r"(met|NOT met)\)", result.output)

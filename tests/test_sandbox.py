@@ -686,33 +686,53 @@ def test_tmpfs_files_count_in_the_bots_memory(bot_dir):
     assert "wrote 60 MiB to /dev/shm" in log and "and 60 MiB more" not in log
 
 
-def cpu_frozen_and_thawed(bot_dir: Path) -> tuple[float, float, sandbox.SandboxedProcess]:
-    """CPU seconds a bot spinning in four threads uses in 0.5 s frozen, then in 0.5 s thawed;
-    and the bot (ended)."""
+def cpu_stopped_and_thawed(bot_dir: Path, stop: str = "freeze", stopped_for: float = 0.5
+                          ) -> tuple[float, float, sandbox.SandboxedProcess]:
+    """CPU seconds a bot spinning in four threads uses in `stopped_for` seconds stopped
+    (`stop`: "freeze" or "hold"), then in 0.5 s thawed; and the bot (ended)."""
     bot, log = start_bot(bot_dir, BUSY_BOT)
     try:
         wait_for_line(log, "busy")
         time.sleep(0.3)
-        bot.freeze()
+        bot.freeze() if stop == "freeze" else bot.hold()
         time.sleep(0.05)   # a process stopped by a signal settles its CPU time
-        frozen_at = bot.cpu_seconds()
-        time.sleep(0.5)
-        while_frozen = bot.cpu_seconds() - frozen_at
+        stopped_at = bot.cpu_seconds()
+        time.sleep(stopped_for)
+        while_stopped = bot.cpu_seconds() - stopped_at
         bot.thaw()
         time.sleep(0.5)
-        while_thawed = bot.cpu_seconds() - frozen_at - while_frozen
+        while_thawed = bot.cpu_seconds() - stopped_at - while_stopped
         assert bot.poll() is None
     finally:
         bot.kill()
-    return while_frozen, while_thawed, bot
+    return while_stopped, while_thawed, bot
 
 
 @needs_freezer
 @pytest.mark.serial   # CPU used in 0.5 s: measured with nothing beside it
 def test_a_frozen_bot_uses_no_cpu_and_thaws_where_it_was(bot_dir):
-    while_frozen, while_thawed, _ = cpu_frozen_and_thawed(bot_dir)
+    while_frozen, while_thawed, _ = cpu_stopped_and_thawed(bot_dir)
     assert while_frozen < 0.02, while_frozen
     assert while_thawed > 0.05, while_thawed   # it runs again (on a busy machine: some)
+
+
+needs_cpu_quota = pytest.mark.skipif(
+    "cpu" not in cgroups.placement().folders,
+    reason=f"no cpu cgroup for bots here: {cgroups.placement().missing.get('cpu')}")
+
+
+@needs_cpu_quota
+@pytest.mark.serial   # CPU used in 1 s: measured with nothing beside it
+def test_a_held_bot_spinning_in_four_threads_gets_its_quota_and_no_more(bot_dir):
+    # Held between its turns, a bot gets the kernel's least quota, 1 ms a second, and each
+    # hold hands it a fresh one: in a 1 s gap at most 1 ms + 1 ms, whatever its threads do.
+    while_held, while_thawed, bot = cpu_stopped_and_thawed(bot_dir, "hold", stopped_for=1.0)
+    quota = cgroups.HELD_QUOTA_US / 1e6
+    # The quota a hold hands it, one period's more, and the tick the scheduler may overrun.
+    assert while_held < 2 * quota + 0.004, while_held
+    assert while_thawed > 0.05, while_thawed   # the control: it spins when let run
+    # The kill lifted the hold: the bot died and its cgroup went.
+    assert not bot.cgroups.folders["cpu"][1].exists()
 
 
 needs_freezer_v1 = pytest.mark.skipif(
@@ -773,7 +793,7 @@ def test_freeze_and_cpu_time_work_without_cgroups_too(bot_dir, monkeypatch):
     """Where there are no cgroups (SIGSTOP to each process, CPU time summed from /proc)."""
     monkeypatch.setattr(cgroups, "placement", lambda: cgroups.Placement(
         missing={name: "switched off by the test" for name in cgroups.CONTROLLERS}))
-    while_frozen, while_thawed, bot = cpu_frozen_and_thawed(bot_dir)
+    while_frozen, while_thawed, bot = cpu_stopped_and_thawed(bot_dir)
     assert bot.cgroups.folders == {}
     assert while_frozen < 0.02, while_frozen
     assert while_thawed > 0.05, while_thawed
@@ -824,7 +844,7 @@ def test_on_cgroup_v2_a_frozen_bot_uses_no_cpu_and_its_cgroup_goes_with_it(bot_d
                                                                           monkeypatch):
     placement = unified_placement()
     monkeypatch.setattr(cgroups, "placement", lambda: placement)
-    while_frozen, while_thawed, bot = cpu_frozen_and_thawed(bot_dir)
+    while_frozen, while_thawed, bot = cpu_stopped_and_thawed(bot_dir)
     assert while_frozen < 0.02, while_frozen
     assert while_thawed > 0.05, while_thawed
     version, folder = bot.cgroups.folders["freezer"]

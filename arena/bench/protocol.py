@@ -11,9 +11,13 @@
   can cost, and the target is measured against the fastest of them.
 
 Each decision is timed with a monotonic clock around the call, as the match runner times a
-bot. The corpus is the decisions of random in-process matches from a fixed seed. CPU per
-decision is counted on both sides: for the arena, in a pass of arena decisions alone, the
-arena process's CPU (all its threads) and the bot's (its cgroup); for a floor, each end's.
+bot; the arena's also holds the bot once it has answered, as the runner does between its
+moves (`BotSeat.rest`). The corpus is the decisions of random in-process matches from a fixed
+seed. Every path plays the same turns of TURN decisions back to back, the paths taking turns
+in a rotating order, so each is timed alike (warm, in a run of decisions) and whatever else
+the machine does weighs on all. CPU per decision is counted on both sides: for the arena, the
+arena process's CPU (all its threads) and the bot's (its cgroup) over its turns; for a floor,
+each end's.
 """
 from __future__ import annotations
 
@@ -128,6 +132,11 @@ class _Paths:
     def deciders(self) -> dict[str, Callable[[dict, list[str]], str]]:
         send, receive = self.child.stdin, self.child.stdout
 
+        def arena(observation: dict, legal: list[str]) -> str:
+            move = self.bot.act(observation, legal, self.clock)
+            self.bot.rest()   # held until its next act, as in a match
+            return move
+
         def pipe_json(observation: dict, legal: list[str]) -> str:
             send.write(json.dumps([observation, legal]).encode() + b"\n")
             send.flush()
@@ -140,16 +149,8 @@ class _Paths:
             return legal[0]
 
         return {"in-process": lambda seen, legal: self.strategy.act(seen, legal, self.clock),
-                self.arena_name: lambda seen, legal: self.bot.act(seen, legal, self.clock),
+                self.arena_name: arena,
                 "pipe-json": pipe_json, "pipe-ping": pipe_ping}
-
-    def arena_cpu(self, decisions: list[tuple[dict, list[str]]]) -> tuple[float, float]:
-        """CPU seconds the arena process and the bot used on `decisions` played through the
-        arena alone (nothing else runs in this process meanwhile)."""
-        bot_before, arena_before = self.bot.cpu_seconds(), time.process_time()
-        for observation, legal in decisions:
-            self.bot.act(observation, legal, self.clock)
-        return time.process_time() - arena_before, self.bot.cpu_seconds() - bot_before
 
     def close(self) -> None:
         for floor in self.floors:
@@ -167,31 +168,37 @@ def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = No
     try:
         deciders = paths.deciders()
         seconds: dict[str, list[float]] = {name: [] for name in deciders}
+        cpu = {name: [0.0, 0.0] for name in deciders}   # the arena's: its side, the bot's
         floor_seconds: list[list[float]] = [[] for _ in paths.floors]
-        arena_cpu = bot_cpu = 0.0
         for floor in paths.floors:
             floor.round_trips(WARM_UP)
         floor_cpu_before = [floor.cpu() for floor in paths.floors]
-        order = list(deciders)
-        for start in range(0, len(decisions), TURN):
+        turns = [(paths.floors.index(floor), None) for floor in paths.floors]
+        turns += [(None, name) for name in deciders]
+        for number, start in enumerate(range(0, len(decisions), TURN)):
             turn = decisions[start:start + TURN]
-            for index, (observation, legal) in enumerate(turn, start):
-                order = order[1:] + order[:1]   # rotate, so no path always follows another
-                for name in order:
+            shift = number % len(turns)
+            for floor_index, name in turns[shift:] + turns[:shift]:   # a rotating order
+                timed = turn[max(0, WARM_UP - start):]
+                if floor_index is not None:
+                    if timed:
+                        floor_seconds[floor_index] += paths.floors[floor_index].round_trips(
+                            len(timed))
+                    continue
+                decide = deciders[name]
+                arena_before, bot_before = time.process_time(), paths.bot.cpu_seconds()
+                for index, (observation, legal) in enumerate(turn, start):
                     started = time.monotonic()
-                    move = deciders[name](observation, legal)
+                    move = decide(observation, legal)
                     elapsed = time.monotonic() - started
                     if move not in legal:
                         raise RuntimeError(f"{name} answered {move!r}, not a legal move")
                     if index >= WARM_UP:
                         seconds[name].append(elapsed)
-            timed = turn[max(0, WARM_UP - start):]
-            if timed:
-                arena, bot = paths.arena_cpu(timed)
-                arena_cpu, bot_cpu = arena_cpu + arena, bot_cpu + bot
-                for floor, times in zip(paths.floors, floor_seconds):
-                    times += floor.round_trips(len(timed))
-        figures = [figure(name, values, *((arena_cpu / count, bot_cpu / count)
+                if timed and name == paths.arena_name:
+                    cpu[name][0] += time.process_time() - arena_before
+                    cpu[name][1] += paths.bot.cpu_seconds() - bot_before
+        figures = [figure(name, values, *((cpu[name][0] / count, cpu[name][1] / count)
                                           if name == paths.arena_name else ()))
                    for name, values in seconds.items()]
         for floor, times, (server_before, client_before) in zip(

@@ -4,11 +4,11 @@
   sandboxed (what a league pays at each fresh start). Run as a script
   (`python3 arena/bench/sandbox.py STARTS`, one JSON line) it measures whichever `arena` its
   PYTHONPATH finds, so another checkout (say main) is measured in the same run.
-- freeze/thaw per move: what the match runner pays on each move of a bot, its thaw when
-  the move is asked and its freeze (not waited for) once it is made, timed in real mandala
-  matches of the `random` sample bot, sandboxed, against the built-in random strategy (no
-  other bot of the match is frozen meanwhile: the case that paid most, see
-  `cgroups.BotCgroups._keep_freezer_active`). Target: TARGET_MOVE_US.
+- thaw/hold per move: what the match runner pays on each move of a bot, its thaw when the
+  move is asked and its hold once it is made (`cgroups.BotCgroups.hold`), timed in real
+  mandala matches of the `random` sample bot, sandboxed, against the built-in random
+  strategy; beside it, in turns on the same bot, the freezer's thaw/freeze (not waited for),
+  and the CPU a move costs the arena and the bot each way. Target: TARGET_MOVE_US.
 - freeze/thaw of a bot busy in four threads, waited for and not; and reading its CPU time.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from arena.errors import ArenaError
@@ -67,51 +68,83 @@ def startup_elsewhere(checkout: Path, starts: int) -> list[float]:
 
 
 class _TimedProcess:
-    """A sandboxed bot process whose thaw() and freeze() calls are timed: each freeze after
-    a thaw closes one move's pair."""
+    """A sandboxed bot process whose thaw() and hold() calls are timed: each hold after a
+    thaw closes one move's pair. `how` says how the bot is stopped between its moves: "hold"
+    (what the arena does: `SandboxedProcess.hold`) or "freeze" (the freezer, without waiting:
+    what it did before, for comparison)."""
 
-    def __init__(self, process, pairs: list[float]):
+    def __init__(self, process, pairs: dict[str, list[float]], how: list[str]):
         self._process = process
         self._pairs = pairs
+        self._how = how           # one item, switched by `per_move_us` between matches
         self._thaw: float | None = None   # seconds the thaw of the move under way took
 
     def __getattr__(self, name: str):
         return getattr(self._process, name)
 
-    def thaw(self) -> None:
+    def thaw(self, surely: bool = False) -> None:
         began = time.perf_counter()
-        self._process.thaw()
+        self._process.thaw(surely)
         self._thaw = time.perf_counter() - began
 
-    def freeze(self, wait: bool = True) -> None:
+    def hold(self) -> None:
         began = time.perf_counter()
-        self._process.freeze(wait)
+        if self._how[0] == "hold":
+            self._process.hold()
+        else:
+            self._process.freeze(wait=False)
         took = time.perf_counter() - began
         if self._thaw is not None:
-            self._pairs.append(self._thaw + took)
+            self._pairs[self._how[0]].append(self._thaw + took)
         self._thaw = None
 
 
-def per_move_us(matches: int) -> tuple[float, float, int]:
-    """Median and p99 microseconds of thaw + freeze per move of the `random` sample bot in
-    `matches` mandala matches against the built-in random strategy, and how many moves."""
+@dataclass(frozen=True)
+class PerMove:
+    """What stopping a bot between its moves costs, one way ("hold" or "freeze")."""
+    how: str
+    moves: int
+    median_us: float        # the thaw and the hold (or freeze) together, in the match runner
+    p99_us: float
+    arena_cpu_us: float     # CPU a move of the arena process, all its threads
+    bot_cpu_us: float       # CPU a move of the bot's processes
+
+
+def per_move_us(matches: int) -> list[PerMove]:
+    """Thaw + hold per move of the `random` sample bot, and thaw + freeze for comparison, in
+    `matches` mandala matches each against the built-in random strategy (the two ways take
+    turns, match by match, on one bot process), with the CPU each way costs a move on each
+    side: the freezer wakes every thread of the bot to stop it and again to thaw it."""
     from arena import sandbox
     from arena.bots import BotHost, BotSpec
     from arena.match import StrategySeat, play_match
 
-    pairs: list[float] = []
+    ways = ("hold", "freeze")
+    pairs: dict[str, list[float]] = {how: [] for how in ways}
+    cpu = {how: [0.0, 0.0] for how in ways}
+    how = [ways[0]]
 
     def spawn(*args, **options):
-        return _TimedProcess(sandbox.spawn(*args, **options), pairs)
+        return _TimedProcess(sandbox.spawn(*args, **options), pairs, how)
 
     spec = BotSpec.load(SAMPLE_RANDOM_BOT)
     with BotHost(spawn=spawn) as host, host.seat(spec) as bot:
-        for seed in range(matches):
+        # A warm-up match, not counted: the bot's start-up is no move's cost.
+        play_match("mandala", 2, {}, -1, [bot, StrategySeat("random", "mandala")])
+        pairs[how[0]].clear()
+        for seed in range(2 * matches):
+            how[0] = ways[seed % 2]
             seats = [bot, StrategySeat("random", "mandala")]
-            play_match("mandala", 2, {}, seed, seats if seed % 2 else seats[::-1])
-    if not pairs:
+            arena_before, bot_before = time.process_time(), bot.cpu_seconds() or 0.0
+            play_match("mandala", 2, {}, seed // 2, seats if seed % 4 < 2 else seats[::-1])
+            cpu[how[0]][0] += time.process_time() - arena_before
+            cpu[how[0]][1] += (bot.cpu_seconds() or 0.0) - bot_before
+            bot.process.process.thaw(surely=True)   # neither way outlasts its own matches
+    if not all(pairs.values()):
         raise ArenaError("the sample bot made no move: see its log")
-    return 1e6 * statistics.median(pairs), 1e6 * _p99(pairs), len(pairs)
+    return [PerMove(way, len(pairs[way]), 1e6 * statistics.median(pairs[way]),
+                    1e6 * _p99(pairs[way]), 1e6 * cpu[way][0] / len(pairs[way]),
+                    1e6 * cpu[way][1] / len(pairs[way])) for way in ways]
 
 
 def freeze_thaw_us(pairs: int) -> dict[str, float]:

@@ -151,15 +151,14 @@ class BotProcess:
                             "played)")
 
     def rest(self) -> None:
-        """Freezes every process of the bot until its next act (CPU fairness: a bot computes
-        only on its own clock, never while another bot thinks).
-
-        Without waiting for the freeze to land: each process stops at its next entry to the
-        kernel, which the freezer forces at once; a spinning child may run a fraction of a
-        millisecond into the next turn (`arena bench fairness` measures it). Waiting costs
-        ~0.2 ms a move, a fifth of a league's throughput."""
+        """Stops every process of the bot until its next act (CPU fairness: a bot computes
+        only on its own clock, never while another bot thinks): held at the kernel's least
+        CPU quota, 1 ms a second (`sandbox.SandboxedProcess.hold`), or frozen where there is no
+        CPU controller. At once, without waiting for a thread to stop: what a bot takes
+        between its reply and here, and while held, is counted against it
+        (`arena.match.FROZEN_CPU_BURST`)."""
         if self.host.freeze_between_turns and self.alive():
-            self.process.freeze(wait=False)
+            self.process.hold()
             self.frozen = True
 
     def cpu_seconds(self) -> float | None:

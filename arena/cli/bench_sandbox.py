@@ -42,17 +42,21 @@ def bench_startup(starts: int, checkout: Path | None):
 @click.option("--pairs", type=click.IntRange(min=10), default=500, show_default=True,
               help="freeze() + thaw() pairs timed on the busy bot.")
 def bench_freeze(matches: int, pairs: int):
-    """Cost of thawing and freezing a bot around each of its moves (the random sample bot,
-    sandboxed, in real matches), of freezing and thawing a busy bot (every process of it),
-    and of reading its CPU time."""
-    median, p99, moves = sandbox_bench.per_move_us(matches)
-    rows = [("thaw + freeze per move, random sample bot", moves, f"{median:,.1f}",
-             f"{p99:,.1f}")]
-    rows += [(f"{name}, busy bot", pairs, f"{median:,.1f}", f"{p99:,.1f}")
+    """Cost of stopping a bot between its moves (the random sample bot, sandboxed, in real
+    matches): thaw + hold (the arena's way) and thaw + freeze (the freezer's, for comparison),
+    each with the CPU a move costs the arena and the bot; of freezing and thawing a busy bot
+    (every process of it), and of reading its CPU time."""
+    ways = sandbox_bench.per_move_us(matches)
+    rows = [(f"thaw + {way.how} per move, random sample bot", way.moves,
+             f"{way.median_us:,.1f}", f"{way.p99_us:,.1f}", f"{way.arena_cpu_us:,.0f}",
+             f"{way.bot_cpu_us:,.0f}") for way in ways]
+    rows += [(f"{name}, busy bot", pairs, f"{median:,.1f}", f"{p99:,.1f}", "", "")
              for name, (median, p99) in sandbox_bench.freeze_thaw_us(pairs).items()]
-    click.echo(tabulate(rows, headers=("call", "times", "median µs", "p99 µs"),
-                        colalign=("left", "right", "right", "right"), disable_numparse=True))
-    target = sandbox_bench.TARGET_MOVE_US
-    click.echo(f"thaw + freeze per move: median {median:.1f} µs (target <= {target:g} µs: "
+    click.echo(tabulate(rows, headers=("call", "times", "median µs", "p99 µs",
+                                       "CPU µs a move, arena", "CPU µs a move, bot"),
+                        colalign=("left", "right", "right", "right", "right", "right"),
+                        disable_numparse=True))
+    target, median = sandbox_bench.TARGET_MOVE_US, ways[0].median_us
+    click.echo(f"thaw + hold per move: median {median:.1f} µs (target <= {target:g} µs: "
                f"{'met' if median <= target else 'NOT met'}); load average "
                f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")

@@ -1,5 +1,6 @@
 """Per-bot cgroups: memory, pids and CPU limits of all a bot's processes together, its CPU
-time, and freezing it; on cgroup v1 or v2, whichever holds each controller here.
+time, and stopping it between its turns (a CPU quota held at the kernel's least, else the
+freezer); on cgroup v1 or v2, whichever holds each controller here.
 
 Every bot cgroup is made inside the cgroup the arena itself runs in (read from
 /proc/self/cgroup, per hierarchy), under one folder `arena` there, so every limit nests inside
@@ -34,6 +35,10 @@ V2_BUILTIN = {"cpuacct": "cpu.stat", "freezer": "cgroup.freeze"}
 """What every cgroup v2 folder offers without a controller: CPU time and freezing."""
 _ARENA_FOLDER = "arena"
 _CPU_PERIOD_US = 100_000
+HELD_QUOTA_US = 1_000
+HELD_PERIOD_US = 1_000_000
+"""A held bot's CPU quota: the kernel's least quota in its longest period, 1 ms a second (see
+`BotCgroups.hold`)."""
 _FREEZE_TIMEOUT = 2.0
 KEPT_FROZEN = "kept-frozen"
 """The empty sub-cgroup of a bot's cgroup v1 freezer folder, frozen for the bot's life: see
@@ -281,6 +286,9 @@ class BotCgroups:
         self._made: list[Path] = []
         self._fds: dict[str, int] = {}
         self._kept_frozen: Path | None = None
+        self._held = False      # by `hold`: its CPU quota at HELD_QUOTA_US
+        self._frozen = False    # by `freeze`
+        self._quota = b""       # its own CPU quota (us a period), restored by `thaw`
         reaper.watch(sorted({str(parent) for _, parent in where.folders.values()}))
         try:
             for controller, (version, parent) in where.folders.items():
@@ -319,6 +327,7 @@ class BotCgroups:
         if "cpu" in self.folders:
             version, folder = self.folders["cpu"]
             quota = max(1000, int(limits.cpus * _CPU_PERIOD_US))
+            self._quota = str(quota).encode()
             if version == 1:
                 (folder / "cpu.cfs_period_us").write_text(str(_CPU_PERIOD_US))
                 (folder / "cpu.cfs_quota_us").write_text(str(quota))
@@ -356,6 +365,11 @@ class BotCgroups:
             version, folder = self.folders["cpuacct"]
             name = "cpuacct.usage" if version == 1 else "cpu.stat"
             self._fds["cpu"] = os.open(folder / name, os.O_RDONLY | os.O_CLOEXEC)
+        if "cpu" in self.folders:
+            version, folder = self.folders["cpu"]
+            for key, name in ((("quota", "cpu.cfs_quota_us"), ("period", "cpu.cfs_period_us"))
+                              if version == 1 else (("max", "cpu.max"),)):
+                self._fds[key] = os.open(folder / name, os.O_WRONLY | os.O_CLOEXEC)
 
     def join_fds(self) -> list[int]:
         """Fresh descriptors of each cgroup's membership file, for the bot's init to write
@@ -385,6 +399,34 @@ class BotCgroups:
 
     # -- during a match ------------------------------------------------------------------
     @property
+    def can_hold(self) -> bool:
+        return "quota" in self._fds or "max" in self._fds
+
+    def hold(self) -> None:
+        """Holds the bot between its turns: its CPU quota drops to the kernel's least, 1 ms a
+        second, until `thaw`. Its threads sleep on undisturbed and any that wakes gets at most
+        that: each quota write hands the cgroup a fresh quota, so a bot can take at most
+        HELD_QUOTA_US in a gap plus 0.1% of the gap's length, counted in `cpu_seconds`.
+
+        The freezer stops a bot fully, but it wakes every thread of the bot to stop it and
+        again to thaw it: ~100 µs of CPU a move for the arena and as much for a Python bot of
+        ten threads, on top of the writes (`arena bench freeze`). Two small writes cost ~10 µs."""
+        if "max" in self._fds:
+            os.write(self._fds["max"], f"{HELD_QUOTA_US} {HELD_PERIOD_US}".encode())
+        else:   # the quota first, then the period: no moment at more than the bot's own rate
+            os.write(self._fds["quota"], str(HELD_QUOTA_US).encode())
+            os.write(self._fds["period"], str(HELD_PERIOD_US).encode())
+        self._held = True
+
+    def _release(self) -> None:
+        if "max" in self._fds:
+            os.write(self._fds["max"], self._quota + f" {_CPU_PERIOD_US}".encode())
+        else:   # the period first, then the quota: no moment at more than the bot's own rate
+            os.write(self._fds["period"], str(_CPU_PERIOD_US).encode())
+            os.write(self._fds["quota"], self._quota)
+        self._held = False
+
+    @property
     def can_freeze(self) -> bool:
         return "freeze" in self._fds
 
@@ -394,23 +436,30 @@ class BotCgroups:
         version = self.folders["freezer"][0]
         fd = self._fds["freeze"]
         os.write(fd, b"FROZEN" if version == 1 else b"1")
+        self._frozen = True
         if not wait:
             return
         deadline = time.monotonic() + _FREEZE_TIMEOUT
-        while not self._frozen():
+        while not self._all_frozen():
             if time.monotonic() > deadline:
                 return   # a process in an uninterruptible wait: it does not run either
             time.sleep(0.0001)
 
-    def _frozen(self) -> bool:
+    def _all_frozen(self) -> bool:
         if self.folders["freezer"][0] == 1:
             return _pread(self._fds["freeze"]).startswith(b"FROZEN")
         return b"frozen 1" in _pread(self._fds["events"])
 
-    def thaw(self) -> None:
-        """Lets the bot's processes run again."""
-        version = self.folders["freezer"][0]
-        os.write(self._fds["freeze"], b"THAWED" if version == 1 else b"0")
+    def thaw(self, surely: bool = False) -> None:
+        """Lets the bot's processes run again: ends a `hold` and a `freeze`, or with `surely`
+        both whatever this object last did (for a kill: killed processes die only once they
+        run, and another thread may be holding the bot meanwhile)."""
+        if self.can_hold and (self._held or surely):
+            self._release()
+        if self.can_freeze and (self._frozen or surely):
+            version = self.folders["freezer"][0]
+            os.write(self._fds["freeze"], b"THAWED" if version == 1 else b"0")
+            self._frozen = False
 
     @property
     def counts_cpu(self) -> bool:

@@ -3,7 +3,7 @@
 `spawn(argv, bot_dir, ...)` builds the bubblewrap command line (`mounts`), makes the bot's
 cgroups (`cgroups`), hands bwrap the seccomp filter (`seccomp`), and starts the in-sandbox
 init (`init`), which joins the cgroups, sets the rlimits, drops root and runs the bot.
-`SandboxedProcess` is the running bot: `freeze()`/`thaw()`, `cpu_seconds()`,
+`SandboxedProcess` is the running bot: `hold()`/`freeze()`/`thaw()`, `cpu_seconds()`,
 `memory_killed()`, `kill()` (every process, daemonised grandchildren included, checked by
 pid), and its output drained into its log (`logdrain`).
 """
@@ -340,6 +340,15 @@ class SandboxedProcess:
         return self._status or {}
 
     # -- CPU fairness ----------------------------------------------------------------------
+    def hold(self) -> None:
+        """Stops the bot between its turns, at once: its CPU quota held at the kernel's least
+        (`BotCgroups.hold`: 1 ms a second, and its threads sleep on undisturbed), else the
+        freezer without waiting, else SIGSTOP. `thaw` ends it."""
+        if self.cgroups.can_hold:
+            self.cgroups.hold()
+        else:
+            self.freeze(wait=False)
+
     def freeze(self, wait: bool = True) -> None:
         """Stops every process of the bot (its freezer cgroup, else SIGSTOP to each). With
         `wait` it returns once all are stopped; without, at once (each stops within moments,
@@ -354,11 +363,11 @@ class SandboxedProcess:
             except (ProcessLookupError, PermissionError):
                 pass
 
-    def thaw(self) -> None:
-        """Lets every process of the bot run again."""
-        if self.cgroups.can_freeze:
-            self.cgroups.thaw()
-            return
+    def thaw(self, surely: bool = False) -> None:
+        """Lets every process of the bot run again, held or frozen (`surely`: whatever another
+        thread may have done meanwhile; see `BotCgroups.thaw`)."""
+        if self.cgroups.can_hold or self.cgroups.can_freeze:
+            self.cgroups.thaw(surely)
         stopped, self._stopped = self._stopped, set()
         for pid in stopped:
             try:
@@ -458,8 +467,8 @@ class SandboxedProcess:
                         os.kill(pid, signal.SIGKILL)
                     except (ProcessLookupError, PermissionError):
                         pass
-                if not thawed:   # frozen processes die only once thawed
-                    self.thaw()
+                if not thawed:   # frozen or held processes die only once they run
+                    self.thaw(surely=True)
                     thawed = True
                 if time.monotonic() > deadline:
                     raise SandboxError(f"bot processes {sorted(alive)} survive SIGKILL")

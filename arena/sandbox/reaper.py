@@ -46,6 +46,12 @@ def _write(path: str, text: str) -> None:
 
 
 def _thaw(group: str) -> None:
+    """Ends a freeze and a held CPU quota (`cgroups.BotCgroups.hold`): killed processes die
+    only once they run."""
+    if os.path.exists(os.path.join(group, "cpu.cfs_quota_us")):
+        _write(os.path.join(group, "cpu.cfs_quota_us"), "-1")
+    elif os.path.exists(os.path.join(group, "cpu.max")):
+        _write(os.path.join(group, "cpu.max"), "max")
     if os.path.exists(os.path.join(group, "freezer.state")):
         _write(os.path.join(group, "freezer.state"), "THAWED")
     elif os.path.exists(os.path.join(group, "cgroup.freeze")):

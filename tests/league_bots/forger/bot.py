@@ -1,6 +1,7 @@
 """Test bot `forger`: plays random moves and, at every match, prints lines made to look like
 the arena's own log lines: a fake match header, one after a carriage return and a terminal
-escape, one after a newline inside a write, and an unfinished line."""
+escape, one after a newline inside a write, and an unfinished line. It names each move it
+makes, so every act of it has a line in its log."""
 import random
 import sys
 
@@ -22,7 +23,9 @@ class Forger(Bot):
         sys.stderr.flush()
 
     def act(self, observation, legal_moves):
-        return self.rng.choice(legal_moves)
+        move = self.rng.choice(legal_moves)
+        print(f"forger plays {move}", file=sys.stderr, flush=True)
+        return move
 
 
 if __name__ == "__main__":
