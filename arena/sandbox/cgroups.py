@@ -352,8 +352,12 @@ class BotCgroups:
         (kept / "freezer.state").write_text("FROZEN")
 
     def _open_controls(self) -> None:
-        """Keeps the files read and written during a match open: freezing and reading the CPU
-        time cost a system call or two each, not a path lookup."""
+        """Keeps the files read and written during a match open: holding, freezing, reading
+        the CPU time and the threads cost a system call or two each, not a path lookup."""
+        for version, folder in self.folders.values():   # any one lists every thread
+            self._fds["threads"] = os.open(folder / ("tasks" if version == 1 else
+                                                     "cgroup.threads"), os.O_RDONLY | os.O_CLOEXEC)
+            break
         if "freezer" in self.folders:
             version, folder = self.folders["freezer"]
             if version == 1:
@@ -389,13 +393,13 @@ class BotCgroups:
 
     def threads(self) -> set[int] | None:
         """Host ids of every thread of the bot's processes, or None without a cgroup."""
-        for version, folder in self.folders.values():
-            try:
-                text = (folder / ("tasks" if version == 1 else "cgroup.threads")).read_text()
-            except OSError:
-                continue
-            return {int(tid) for tid in text.split()}
-        return None
+        fd = self._fds.get("threads")
+        if fd is None:
+            return None
+        try:
+            return {int(tid) for tid in _pread(fd, 1 << 16).split()}
+        except OSError:
+            return None
 
     # -- during a match ------------------------------------------------------------------
     @property
@@ -510,8 +514,8 @@ class BotCgroups:
                     _leftovers.append(folder)
 
 
-def _pread(fd: int) -> bytes:
-    return os.pread(fd, 4096, 0)
+def _pread(fd: int, size: int = 4096) -> bytes:
+    return os.pread(fd, size, 0)
 
 
 def _rmdir(folder: Path) -> bool:

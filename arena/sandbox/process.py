@@ -391,16 +391,19 @@ class SandboxedProcess:
         if threads is None:
             threads = {int(tid) for pid in self.pids()
                        for tid in _listdir(f"/proc/{pid}/task") if tid.isdigit()}
+        total = 0
         with self._lock:
-            for tid in set(self._schedstat) - threads:   # ended threads
-                os.close(self._schedstat.pop(tid))
-            total = 0
-            for tid in threads:
+            files = self._schedstat
+            if files.keys() != threads:
+                for tid in files.keys() - threads:   # ended threads
+                    os.close(files.pop(tid))
+                for tid in threads - files.keys():   # new ones
+                    try:
+                        files[tid] = os.open(f"/proc/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+                    except OSError:
+                        pass   # gone meanwhile
+            for fd in files.values():
                 try:
-                    fd = self._schedstat.get(tid)
-                    if fd is None:
-                        fd = self._schedstat[tid] = os.open(f"/proc/{tid}/schedstat",
-                                                            os.O_RDONLY | os.O_CLOEXEC)
                     total += int(os.pread(fd, 128, 0).split()[1])
                 except (OSError, IndexError, ValueError):
                     pass   # gone meanwhile, or no schedstats in this kernel
