@@ -7,6 +7,7 @@ import random
 from typing import Any, Mapping
 
 from engine.core import InvalidSetupError
+from engine.shuffle import shuffle
 
 COLOURS = ("black", "green", "orange", "purple", "red", "yellow")
 """Colour names, alphabetical: a colour's index in this tuple is its code everywhere below."""
@@ -35,12 +36,68 @@ MOUNTAIN = [[f"mountain {m} {name}" for name in COLOURS] for m in MANDALAS]
 TAKE = [f"take {name}" for name in COLOURS]
 PASS = "pass"
 
+# Piles in play are ints, so that moving cards is one addition and a hand is a table index
+# as it stands. A hand (at most 8 cards) keeps its size in bits 0-3 and colour c's count in
+# the 4 bits from HAND_SHIFT[c]; any other pile (mountain, field, discard, cards taken into a
+# cup) colour c's count in the 5 bits from PILE_SHIFT[c] (a colour has 18 cards). Both stay
+# below 2**30, the ints CPython computes with fastest.
+HAND_SHIFT = tuple(4 + 4 * c for c in SIX)
+HAND_UNIT = tuple(1 | 1 << 4 + 4 * c for c in SIX)     # one card of colour c, in a hand
+PILE_SHIFT = tuple(5 * c for c in SIX)
+PILE_UNIT = tuple(1 << 5 * c for c in SIX)             # ...in any other pile
+
 # Legal-move pieces. Colour sets are 6-bit masks (bit c = colour c).
 ALL_COLOURS = 0b111111
 BITS = [tuple(c for c in SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
-MOUNTAIN_BY_MASK = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)]
-                     for m in MANDALAS]
+HandFacts = tuple[list[str], int, list[list[str]], list[list[str]], list[list[str]],
+                  list[list[str]]]
+_SHARED: dict[tuple[Any, ...], Any] = {}
+
+
+def _shared(items: list[Any]) -> Any:
+    """The one list equal to `items` (lists of moves are shared by content, lists of lists
+    by the lists they hold): all 3003 hands then take a few hundred kilobytes, and a playout
+    finds them in the processor's cache (a table per hand took megabytes, and the cache
+    misses cost more than the work)."""
+    key = tuple(item if isinstance(item, str) else id(item) for item in items)
+    return _SHARED.setdefault(key, items)
+
+
+def hand_facts(hand: int) -> HandFacts:
+    """What a hand alone decides of the legal moves: its discard moves, the mask of its
+    colours and its field moves (as many cards of each colour as it may put there, keeping
+    one in hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in colours 0-2, 3-5,
+    each as a table from the mask of those three colours allowed there to the moves."""
+    counts = hand_counts(hand)
+    spare = sum(counts) - 1
+    fields = [_shared([_shared([move for k in range(3) if mask >> k & 1
+                                for move in FIELD[m][3 * half + k][:min(counts[3 * half + k],
+                                                                        spare)]])
+                       for mask in range(8)])
+              for m in MANDALAS for half in (0, 1)]
+    return ([move for c in SIX for move in DISCARD[c][:counts[c]]],
+            sum(1 << c for c in SIX if counts[c]), *fields)
+
+
+MOUNTAINS = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)] for m in MANDALAS]
+"""[M][colours allowed on M's mountain] -> their mountain moves."""
 TAKE_BY_MASK = [[TAKE[c] for c in BITS[mask]] for mask in range(64)]
+
+
+def pack_hand(counts: list[int]) -> int:
+    return sum(n * HAND_UNIT[c] for c, n in enumerate(counts))
+
+
+def pack_pile(counts: list[int]) -> int:
+    return sum(n * PILE_UNIT[c] for c, n in enumerate(counts))
+
+
+def hand_counts(hand: int) -> list[int]:
+    return [hand >> shift & 15 for shift in HAND_SHIFT]
+
+
+def pile_counts(pile: int) -> list[int]:
+    return [pile >> shift & 31 for shift in PILE_SHIFT]
 
 
 NOTATION_HELP = ("expected 'mountain M COLOUR', 'field M COLOUR N', 'discard COLOUR N', "
@@ -66,20 +123,20 @@ FULL_DECK = [c for c in SIX for _ in range(CARDS_PER_COLOUR)]     # sorted, as b
 
 
 def deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[int]]:
-    """A random deal as colour codes: (piles as in a setup, deck top first)."""
+    """A random deal as colour codes: (piles in a setup's layout, not yet sorted; deck top
+    first)."""
     deck = FULL_DECK[:]
-    rng.shuffle(deck)     # the same draws as shuffling colour names: only the length counts
-    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1. Codes sort
-    # like the names they stand for (colours are alphabetical).
-    return ({"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
-             "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
-             "mountains": [sorted(deck[16:18]), sorted(deck[18:20])]}, deck[20:])
+    shuffle(deck, rng)    # the same draws as shuffling colour names: only the length counts
+    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1.
+    return ({"cups": [deck[0:2], deck[2:4]], "hands": [deck[4:10], deck[10:16]],
+             "mountains": [deck[16:18], deck[18:20]]}, deck[20:])
 
 
 def setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict[str, Any]:
-    """A deal in the setup form of docs/notation.md (colour names)."""
-    setup: dict[str, Any] = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
-                   for key in SETUP_PILES}
+    """A deal in the setup form of docs/notation.md (colour names, piles sorted; codes sort
+    like the names they stand for, colours being alphabetical)."""
+    setup: dict[str, Any] = {key: [[COLOURS[c] for c in sorted(pile)] for pile in piles[key]]
+                             for key in SETUP_PILES}
     setup["deck"] = [COLOURS[c] for c in deck]
     return setup
 
