@@ -47,14 +47,17 @@ from engine.games.mandala_rules import (ALL_COLOURS, CARDS_PER_COLOUR, COLOURS, 
 __all__ = ["COLOURS", "CUP_CARDS", "RIVER_SLOTS", "Mandala", "MandalaState"]
 
 
-# Move text -> (kind, mandala, colour, count, the colour's shift in a hand, the cards as a
-# hand and as another pile, the colour's bit): parsing is one dictionary look-up.
 _HANDS: dict[int, HandFacts] = {}
 """Hand -> mandala_rules.hand_facts(hand), as hands come up (there are 3003)."""
 
+# Move text -> (kind, mandala, colour, count, the colour's shift in a hand, the cards as a
+# hand and as another pile, the colour's bit): parsing is one dictionary look-up. Moves of more
+# cards than a hand holds (8) are in a second table, for their refusals: the first stays small
+# enough to stay in the processor's cache.
 _DISCARD_KIND, _FIELD_KIND, _MOUNTAIN_KIND, _TAKE_KIND, _PASS_KIND = range(5)
-_PARSE: dict[str, tuple[int, int, int, int, int, int, int, int]] = {
-    PASS: (_PASS_KIND, -1, -1, 0, 0, 0, 0, 0)}
+_Action = tuple[int, int, int, int, int, int, int, int]
+_PARSE: dict[str, _Action] = {PASS: (_PASS_KIND, -1, -1, 0, 0, 0, 0, 0)}
+_PARSE_MORE: dict[str, _Action] = {}
 for _c in SIX:
     _PARSE[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, 1 << _c)
     for _m in MANDALAS:
@@ -62,9 +65,22 @@ for _c in SIX:
                                     PILE_UNIT[_c], 1 << _c)
     for _n in COUNTS:
         _moved = (_n, HAND_SHIFT[_c], _n * HAND_UNIT[_c], _n * PILE_UNIT[_c], 1 << _c)
-        _PARSE[DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, *_moved)
+        _table = _PARSE if _n <= HAND_LIMIT else _PARSE_MORE
+        _table[DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, *_moved)
         for _m in MANDALAS:
-            _PARSE[FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, *_moved)
+            _table[FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, *_moved)
+
+_MOUNTAIN_DRAWS = [max(0, min(MOUNTAIN_DRAW, HAND_LIMIT - held)) for held in range(16)]
+"""Cards held after playing on a mountain -> cards to draw (up to 3, up to 8 held)."""
+
+
+def _parse_more(move: str) -> _Action:
+    """A move of more cards than a hand holds, parsed to be refused; or bad notation."""
+    try:
+        return _PARSE_MORE[move]
+    except (KeyError, TypeError):       # TypeError: not even a string (a list, a dict...)
+        raise IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})") from None
+
 
 class Mandala(Game):
     id = "mandala"
@@ -143,9 +159,9 @@ class MandalaState(State):
     rivers, river slots and the secret cup cards are lists indexed by colour code."""
 
     __slots__ = ("game", "players", "options", "_setup", "_piles", "_deck", "_sums", "_top",
-                 "_hands", "_secret", "_taken", "_river", "_slot", "_mountain", "_field",
-                 "_discard", "_mountain_mask", "_field_mask", "_turn", "_to_move", "_destroying",
-                 "_passes", "_end")
+                 "_deck_end", "_hands", "_secret", "_taken", "_river", "_slot", "_mountain",
+                 "_field", "_field_size", "_discard", "_mountain_mask", "_field_mask", "_turn",
+                 "_to_move", "_destroying", "_passes", "_end")
 
     def __init__(self, game: Mandala, options: dict[str, Any],
                  piles: dict[str, list[list[int]]], deck: list[int]):
@@ -157,17 +173,18 @@ class MandalaState(State):
         self._setup: dict[str, Any] | None = None       # made from the deal when first asked
         self._piles = piles                 # never changes
         self._set_deck(deck)
-        self._hands = [pack_hand(colour_counts(pile)) for pile in piles["hands"]]
+        self._hands = [sum(map(HAND_UNIT.__getitem__, pile)) for pile in piles["hands"]]
         self._secret = [colour_counts(pile) for pile in piles["cups"]]   # face-down starting cards
         self._taken = [0, 0]                # cup cards taken face up in destructions
         self._river: list[list[int]] = [[], []]     # colour codes in slot order (slot 1 first)
         self._slot = [[0] * 6, [0] * 6]     # river slot (1..6) of each colour, 0 if absent
-        self._mountain = [pack_pile(colour_counts(pile)) for pile in piles["mountains"]]
+        self._mountain = [sum(map(PILE_UNIT.__getitem__, pile)) for pile in piles["mountains"]]
         self._field = [[0, 0], [0, 0]]      # [mandala][seat]
+        self._field_size = [[0, 0], [0, 0]]   # its cards, for who takes first in a destruction
         self._discard = 0
         # The colours present in each area as bit masks, kept in step with the piles above:
         # they make legal_moves and the completion check a few bit operations.
-        self._mountain_mask = [colour_mask(colour_counts(pile)) for pile in piles["mountains"]]
+        self._mountain_mask = [sum(1 << c for c in set(pile)) for pile in piles["mountains"]]
         self._field_mask = [[0, 0], [0, 0]]                          # [mandala][seat]
         self._turn = 0                      # whose turn it is (during a destruction: the completer)
         self._to_move: int | None = 0       # seat to decide now; None once over
@@ -190,6 +207,7 @@ class MandalaState(State):
         # top to top + n is one subtraction.
         self._sums = list(accumulate(map(HAND_UNIT.__getitem__, deck), initial=0))
         self._top = 0                       # index of the next card to draw
+        self._deck_end = len(deck)
 
     @classmethod
     def from_view(cls, game: Mandala, options: dict[str, Any], view: Mapping[str, Any],
@@ -219,6 +237,7 @@ class MandalaState(State):
         fields = [[counts(f["cards"]) for f in m["fields"]] for m in view["mandalas"]]
         state._mountain = [pack_pile(mountain) for mountain in mountains]
         state._field = [[pack_pile(field) for field in pair] for pair in fields]
+        state._field_size = [[sum(field) for field in pair] for pair in fields]
         state._discard = pack_pile(counts(view["discard"]))
         state._mountain_mask = [colour_mask(mountain) for mountain in mountains]
         state._field_mask = [[colour_mask(field) for field in pair] for pair in fields]
@@ -276,31 +295,23 @@ class MandalaState(State):
         # the step itself. Each action checks its own conditions before it changes anything.
         try:
             kind, m, c, n, shift, in_hand, cards, bit = _PARSE[move]
-        except (KeyError, TypeError):       # TypeError: not even a string (a list, a dict...)
-            raise IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})") from None
+        except (KeyError, TypeError):
+            kind, m, c, n, shift, in_hand, cards, bit = _parse_more(move)
         seat = self._to_move
-        if seat is None:
-            raise IllegalMoveError(move, f"the game is over ({self._end})")
-        if self._destroying >= 0:
-            if kind != _TAKE_KIND:
-                raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
-                                             f"seat {seat} must take a colour from its mountain")
-            self._take(seat, c)
+        if kind >= _TAKE_KIND or self._destroying >= 0 or seat is None:
+            self._apply_other(move, seat, kind, c)
             return
-        if kind == _TAKE_KIND:
-            raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
         hands = self._hands
         hand = hands[seat]
-        if kind == _PASS_KIND:
-            self._pass(move, seat)
-            return
         if hand >> shift & 15 < n:
             raise IllegalMoveError(move, f"seat {seat} holds {hand >> shift & 15} "
                                          f"{COLOURS[c]} card(s), not {n}")
-        top = self._top
         if kind == _DISCARD_KIND:
             # Arena's reading: legal with an empty deck too (fewer or no cards are drawn).
-            drawn = min(top + n, len(self._deck))
+            top = self._top
+            drawn = top + n
+            if drawn > self._deck_end:
+                drawn = self._deck_end
             hands[seat] = hand - in_hand + self._sums[drawn] - self._sums[top]
             self._top = drawn
             self._discard += cards
@@ -320,6 +331,7 @@ class MandalaState(State):
                                              f"hand (seat {seat} holds {hand & 15})")
             hands[seat] = hand - in_hand
             self._field[m][seat] += cards
+            self._field_size[m][seat] += n
             fields[seat] |= bit
         else:
             if (fields[0] | fields[1]) & bit:
@@ -330,32 +342,42 @@ class MandalaState(State):
             self._mountain[m] += cards
             self._mountain_mask[m] |= bit
             # Arena's reading: the player draws first, then completion is checked.
-            wanted = min(MOUNTAIN_DRAW, HAND_LIMIT - (hand & 15))
-            if wanted > 0:
-                drawn = min(top + wanted, len(self._deck))
-                hand += self._sums[drawn] - self._sums[top]
-                self._top = drawn
-            hands[seat] = hand
+            top = self._top
+            drawn = top + _MOUNTAIN_DRAWS[hand & 15]
+            if drawn > self._deck_end:
+                drawn = self._deck_end
+            hands[seat] = hand + self._sums[drawn] - self._sums[top]
+            self._top = drawn
         self._passes = 0
         if self._mountain_mask[m] | fields[0] | fields[1] == ALL_COLOURS:     # complete
             self._destroy(seat, m)
         else:
             self._to_move = self._turn = 1 - seat
 
-    def _pass(self, move: str, seat: int) -> None:
-        if self._hands[seat]:
+    def _apply_other(self, move: str, seat: int | None, kind: int, c: int) -> None:
+        """A take, a pass, or a move the phase refuses."""
+        if seat is None:
+            raise IllegalMoveError(move, f"the game is over ({self._end})")
+        if self._destroying >= 0:
+            if kind != _TAKE_KIND:
+                raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
+                                             f"seat {seat} must take a colour from its mountain")
+            self._take(seat, c)
+        elif kind == _TAKE_KIND:
+            raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
+        elif self._hands[seat]:
             raise IllegalMoveError(move, "pass is only allowed with an empty hand")
-        self._passes += 1
-        if self._passes == 2:               # Arena's reading: two passes in a row end the game
-            self._finish(END_PASSES)
         else:
-            self._to_move = self._turn = 1 - seat
+            self._passes += 1
+            if self._passes == 2:           # Arena's reading: two passes in a row end the game
+                self._finish(END_PASSES)
+            else:
+                self._to_move = self._turn = 1 - seat
 
     def _destroy(self, completer: int, m: int) -> None:
         """Starts taking mandala m apart: the larger field chooses first, on a tie the
         player who did not complete it."""
-        mine = sum(pile_counts(self._field[m][completer]))
-        theirs = sum(pile_counts(self._field[m][1 - completer]))
+        mine, theirs = self._field_size[m][completer], self._field_size[m][1 - completer]
         self._destroying = m
         self._to_move = completer if mine > theirs else 1 - completer
 
@@ -385,10 +407,11 @@ class MandalaState(State):
         field = self._field[m]
         self._discard += field[0] + field[1]
         field[0] = field[1] = 0
+        self._field_size[m] = [0, 0]
         self._field_mask[m] = [0, 0]
         self._destroying = -1
         top = self._top
-        if len(self._deck) - top < 2:
+        if self._deck_end - top < 2:
             self._finish(END_REFILL)
             return
         first, second = self._deck[top:top + 2]
@@ -474,6 +497,7 @@ class MandalaState(State):
         other._deck = self._deck            # never mutated
         other._sums = self._sums            # never mutated
         other._top = self._top
+        other._deck_end = self._deck_end
         other._hands = self._hands[:]
         other._secret = self._secret        # never mutated
         other._taken = self._taken[:]
@@ -481,6 +505,7 @@ class MandalaState(State):
         other._slot = [slot[:] for slot in self._slot]
         other._mountain = self._mountain[:]
         other._field = [pair[:] for pair in self._field]
+        other._field_size = [pair[:] for pair in self._field_size]
         other._discard = self._discard
         other._mountain_mask = self._mountain_mask[:]
         other._field_mask = [masks[:] for masks in self._field_mask]

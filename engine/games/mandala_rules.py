@@ -51,16 +51,23 @@ ALL_COLOURS = 0b111111
 BITS = [tuple(c for c in SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
 HandFacts = tuple[list[str], int, list[list[str]], list[list[str]], list[list[str]],
                   list[list[str]]]
-_SHARED: dict[tuple[Any, ...], Any] = {}
+_FIELD_TABLES: dict[tuple[int, int, tuple[int, ...]], list[list[str]]] = {}
 
 
-def _shared(items: list[Any]) -> Any:
-    """The one list equal to `items` (lists of moves are shared by content, lists of lists
-    by the lists they hold): all 3003 hands then take a few hundred kilobytes, and a playout
-    finds them in the processor's cache (a table per hand took megabytes, and the cache
-    misses cost more than the work)."""
-    key = tuple(item if isinstance(item, str) else id(item) for item in items)
-    return _SHARED.setdefault(key, items)
+def _field_table(m: int, half: int, caps: tuple[int, ...]) -> list[list[str]]:
+    """Mask of the allowed colours among 3 * half, +1, +2 -> the field moves on mandala m
+    that put 1 to caps[k] cards of colour 3 * half + k. Made once per content: hands share
+    them, so all 3003 hands take a few hundred kilobytes that a playout finds in the
+    processor's cache (a table per hand took megabytes, and the misses cost more than the
+    work), and a new hand costs a few microseconds."""
+    key = (m, half, caps)
+    table = _FIELD_TABLES.get(key)
+    if table is None:
+        colours = [(3 * half + k, cap) for k, cap in enumerate(caps)]
+        table = _FIELD_TABLES[key] = [
+            [move for k, (c, cap) in enumerate(colours) if mask >> k & 1
+             for move in FIELD[m][c][:cap]] for mask in range(8)]
+    return table
 
 
 def hand_facts(hand: int) -> HandFacts:
@@ -70,13 +77,11 @@ def hand_facts(hand: int) -> HandFacts:
     each as a table from the mask of those three colours allowed there to the moves."""
     counts = hand_counts(hand)
     spare = sum(counts) - 1
-    fields = [_shared([_shared([move for k in range(3) if mask >> k & 1
-                                for move in FIELD[m][3 * half + k][:min(counts[3 * half + k],
-                                                                        spare)]])
-                       for mask in range(8)])
-              for m in MANDALAS for half in (0, 1)]
+    caps = tuple(min(n, spare) for n in counts)
+    low, high = caps[:3], caps[3:]
     return ([move for c in SIX for move in DISCARD[c][:counts[c]]],
-            sum(1 << c for c in SIX if counts[c]), *fields)
+            sum(1 << c for c in SIX if counts[c]), _field_table(0, 0, low),
+            _field_table(0, 1, high), _field_table(1, 0, low), _field_table(1, 1, high))
 
 
 MOUNTAINS = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)] for m in MANDALAS]
