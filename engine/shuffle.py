@@ -20,9 +20,18 @@ def shuffle(cards: list[Any], rng: random.Random) -> None:
     getrandbits = rng.getrandbits
     # CPython's Random.shuffle: for i from the last index down to 1, swap card i with card
     # j = _randbelow(i + 1), which draws bit_length(i + 1) bits until the number is <= i.
+    bit_lengths = _BIT_LENGTHS if len(cards) <= len(_BIT_LENGTHS) else _bit_lengths(len(cards))
     for i in range(len(cards) - 1, 0, -1):
-        bits = (i + 1).bit_length()
+        bits = bit_lengths[i]
         j = getrandbits(bits)
         while j > i:
             j = getrandbits(bits)
         cards[i], cards[j] = cards[j], cards[i]
+
+
+def _bit_lengths(n: int) -> list[int]:
+    """bit_length(i + 1) for i below n."""
+    return [(i + 1).bit_length() for i in range(n)]
+
+
+_BIT_LENGTHS = _bit_lengths(256)          # enough for every deck dealt here

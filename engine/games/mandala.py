@@ -185,7 +185,7 @@ class MandalaState(State):
         # The colours present in each area as bit masks, kept in step with the piles above:
         # they make legal_moves and the completion check a few bit operations.
         self._mountain_mask = [sum(1 << c for c in set(pile)) for pile in piles["mountains"]]
-        self._field_mask = [[0, 0], [0, 0]]                          # [mandala][seat]
+        self._field_mask = [[0, 0, 0], [0, 0, 0]]   # [mandala][seat 0, seat 1, either]
         self._turn = 0                      # whose turn it is (during a destruction: the completer)
         self._to_move: int | None = 0       # seat to decide now; None once over
         self._destroying = -1               # mandala being taken apart, -1 if none
@@ -241,6 +241,8 @@ class MandalaState(State):
         state._discard = pack_pile(counts(view["discard"]))
         state._mountain_mask = [colour_mask(mountain) for mountain in mountains]
         state._field_mask = [[colour_mask(field) for field in pair] for pair in fields]
+        for masks in state._field_mask:
+            masks.append(masks[0] | masks[1])
         state._destroying = view["destroying"]
         to_move = view["to_move"]
         state._to_move = None if to_move < 0 else to_move
@@ -274,9 +276,9 @@ class MandalaState(State):
         if not hand:
             return [PASS]
         try:
-            discards, held, low0, high0, low1, high1 = _HANDS[hand]
+            discards, more, held, low0, high0, low1, high1 = _HANDS[hand]
         except KeyError:
-            discards, held, low0, high0, low1, high1 = _HANDS[hand] = hand_facts(hand)
+            discards, more, held, low0, high0, low1, high1 = _HANDS[hand] = hand_facts(hand)
         # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
         # for the mountain: in neither field of M.
         other = 1 - seat
@@ -285,9 +287,9 @@ class MandalaState(State):
         field0 = held & ~(mountain0 | on0[other])
         field1 = held & ~(mountain1 | on1[other])
         # Kinds, mandalas, colours and counts come in code-point order.
-        return [*discards, *low0[field0 & 7], *high0[field0 >> 3], *low1[field1 & 7],
+        return [*discards, *more, *low0[field0 & 7], *high0[field0 >> 3], *low1[field1 & 7],
                 *high1[field1 >> 3],
-                *MOUNTAINS[0][held & ~(on0[0] | on0[1])], *MOUNTAINS[1][held & ~(on1[0] | on1[1])]]
+                *MOUNTAINS[0][held & ~on0[2]], *MOUNTAINS[1][held & ~on1[2]]]
 
     # -- applying a move -----------------------------------------------------------------------
     def apply(self, move: str) -> None:
@@ -333,8 +335,9 @@ class MandalaState(State):
             self._field[m][seat] += cards
             self._field_size[m][seat] += n
             fields[seat] |= bit
+            fields[2] |= bit
         else:
-            if (fields[0] | fields[1]) & bit:
+            if fields[2] & bit:
                 raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat "
                                              f"{0 if fields[0] & bit else 1}'s field of "
                                              f"mandala {m} (rule of colour)")
@@ -349,7 +352,7 @@ class MandalaState(State):
             hands[seat] = hand + self._sums[drawn] - self._sums[top]
             self._top = drawn
         self._passes = 0
-        if self._mountain_mask[m] | fields[0] | fields[1] == ALL_COLOURS:     # complete
+        if self._mountain_mask[m] | fields[2] == ALL_COLOURS:     # complete
             self._destroy(seat, m)
         else:
             self._to_move = self._turn = 1 - seat
@@ -408,7 +411,7 @@ class MandalaState(State):
         self._discard += field[0] + field[1]
         field[0] = field[1] = 0
         self._field_size[m] = [0, 0]
-        self._field_mask[m] = [0, 0]
+        self._field_mask[m] = [0, 0, 0]
         self._destroying = -1
         top = self._top
         if self._deck_end - top < 2:

@@ -49,37 +49,45 @@ PILE_UNIT = tuple(1 << 5 * c for c in SIX)             # ...in any other pile
 # Legal-move pieces. Colour sets are 6-bit masks (bit c = colour c).
 ALL_COLOURS = 0b111111
 BITS = [tuple(c for c in SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
-HandFacts = tuple[list[str], int, list[list[str]], list[list[str]], list[list[str]],
-                  list[list[str]]]
+HandFacts = tuple[list[str], list[str], int, list[list[str]], list[list[str]],
+                  list[list[str]], list[list[str]]]
+_MOVE_LISTS: dict[tuple[str, ...], list[str]] = {}
 _FIELD_TABLES: dict[tuple[int, int, tuple[int, ...]], list[list[str]]] = {}
+
+
+def _moves(moves: list[str]) -> list[str]:
+    """The one list of these moves. Hands share their pieces, so all 3003 hands take a
+    few hundred kilobytes that a playout finds in the processor's cache (a table per hand
+    took megabytes, and the cache misses cost more than the work)."""
+    return _MOVE_LISTS.setdefault(tuple(moves), moves)
 
 
 def _field_table(m: int, half: int, caps: tuple[int, ...]) -> list[list[str]]:
     """Mask of the allowed colours among 3 * half, +1, +2 -> the field moves on mandala m
-    that put 1 to caps[k] cards of colour 3 * half + k. Made once per content: hands share
-    them, so all 3003 hands take a few hundred kilobytes that a playout finds in the
-    processor's cache (a table per hand took megabytes, and the misses cost more than the
-    work), and a new hand costs a few microseconds."""
+    that put 1 to caps[k] cards of colour 3 * half + k (made once, so a new hand costs a
+    few microseconds)."""
     key = (m, half, caps)
     table = _FIELD_TABLES.get(key)
     if table is None:
         colours = [(3 * half + k, cap) for k, cap in enumerate(caps)]
         table = _FIELD_TABLES[key] = [
-            [move for k, (c, cap) in enumerate(colours) if mask >> k & 1
-             for move in FIELD[m][c][:cap]] for mask in range(8)]
+            _moves([move for k, (c, cap) in enumerate(colours) if mask >> k & 1
+                    for move in FIELD[m][c][:cap]]) for mask in range(8)]
     return table
 
 
 def hand_facts(hand: int) -> HandFacts:
-    """What a hand alone decides of the legal moves: its discard moves, the mask of its
-    colours and its field moves (as many cards of each colour as it may put there, keeping
-    one in hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in colours 0-2, 3-5,
-    each as a table from the mask of those three colours allowed there to the moves."""
+    """What a hand alone decides of the legal moves: its discard moves in colours 0-2 and
+    3-5, the mask of its colours and its field moves (as many cards of each colour as it may
+    put there, keeping one in hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in
+    colours 0-2, 3-5, each as a table from the mask of those three colours allowed there to
+    the moves."""
     counts = hand_counts(hand)
     spare = sum(counts) - 1
     caps = tuple(min(n, spare) for n in counts)
     low, high = caps[:3], caps[3:]
-    return ([move for c in SIX for move in DISCARD[c][:counts[c]]],
+    return (_moves([move for c in SIX[:3] for move in DISCARD[c][:counts[c]]]),
+            _moves([move for c in SIX[3:] for move in DISCARD[c][:counts[c]]]),
             sum(1 << c for c in SIX if counts[c]), _field_table(0, 0, low),
             _field_table(0, 1, high), _field_table(1, 0, low), _field_table(1, 1, high))
 
