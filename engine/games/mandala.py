@@ -36,7 +36,7 @@ from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupE
 from engine.games.mandala_rules import (ALL_COLOURS, CARDS_PER_COLOUR, COLOURS, COUNTS,
                                         CUP_CARDS, DISCARD, END_PASSES, END_REFILL, END_RIVER,
                                         FIELD, HAND_LIMIT, HAND_SHIFT, HAND_UNIT, INDEX,
-                                        MANDALAS, MOUNTAIN, MOUNTAIN_DRAW, MOUNTAINS,
+                                        MANDALAS, MOUNTAIN, MOUNTAIN_DRAW,
                                         NOTATION_HELP, PASS, PILE_SHIFT, PILE_UNIT, RIVER_SLOTS,
                                         SIX, TAKE, TAKE_BY_MASK, HandFacts, card_names,
                                         colour_counts, colour_mask, deal_codes, hand_counts,
@@ -184,7 +184,8 @@ class MandalaState(State):
         self._discard = 0
         # The colours present in each area as bit masks, kept in step with the piles above:
         # they make legal_moves and the completion check a few bit operations.
-        self._mountain_mask = [sum(1 << c for c in set(pile)) for pile in piles["mountains"]]
+        self._mountain_mask = [1 << first | 1 << second                # 2 cards dealt each
+                               for first, second in piles["mountains"]]
         self._field_mask = [[0, 0, 0], [0, 0, 0]]   # [mandala][seat 0, seat 1, either]
         self._turn = 0                      # whose turn it is (during a destruction: the completer)
         self._to_move: int | None = 0       # seat to decide now; None once over
@@ -205,7 +206,7 @@ class MandalaState(State):
         # The deck's first i cards as a hand, for every i (as if one hand could hold them
         # all: the fields overflow, the differences are exact): a draw of the cards from
         # top to top + n is one subtraction.
-        self._sums = list(accumulate(map(HAND_UNIT.__getitem__, deck), initial=0))
+        self._sums = list(accumulate([HAND_UNIT[c] for c in deck], initial=0))
         self._top = 0                       # index of the next card to draw
         self._deck_end = len(deck)
 
@@ -276,20 +277,19 @@ class MandalaState(State):
         if not hand:
             return [PASS]
         try:
-            discards, more, held, low0, high0, low1, high1 = _HANDS[hand]
+            discards, more, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand]
         except KeyError:
-            discards, more, held, low0, high0, low1, high1 = _HANDS[hand] = hand_facts(hand)
+            discards, more, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand] = \
+                hand_facts(hand)
         # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
         # for the mountain: in neither field of M.
         other = 1 - seat
-        mountain0, mountain1 = self._mountain_mask
         on0, on1 = self._field_mask
-        field0 = held & ~(mountain0 | on0[other])
-        field1 = held & ~(mountain1 | on1[other])
+        refused0 = self._mountain_mask[0] | on0[other]
+        refused1 = self._mountain_mask[1] | on1[other]
         # Kinds, mandalas, colours and counts come in code-point order.
-        return [*discards, *more, *low0[field0 & 7], *high0[field0 >> 3], *low1[field1 & 7],
-                *high1[field1 >> 3],
-                *MOUNTAINS[0][held & ~on0[2]], *MOUNTAINS[1][held & ~on1[2]]]
+        return [*discards, *more, *low0[refused0], *high0[refused0], *low1[refused1],
+                *high1[refused1], *mountain0[on0[2]], *mountain1[on1[2]]]
 
     # -- applying a move -----------------------------------------------------------------------
     def apply(self, move: str) -> None:
@@ -301,7 +301,10 @@ class MandalaState(State):
             kind, m, c, n, shift, in_hand, cards, bit = _parse_more(move)
         seat = self._to_move
         if kind >= _TAKE_KIND or self._destroying >= 0 or seat is None:
-            self._apply_other(move, seat, kind, c)
+            if kind == _TAKE_KIND and self._destroying >= 0 and seat is not None:
+                self._take(seat, c, bit)
+            else:
+                self._apply_other(move, seat, kind)
             return
         hands = self._hands
         hand = hands[seat]
@@ -357,25 +360,22 @@ class MandalaState(State):
         else:
             self._to_move = self._turn = 1 - seat
 
-    def _apply_other(self, move: str, seat: int | None, kind: int, c: int) -> None:
-        """A take, a pass, or a move the phase refuses."""
+    def _apply_other(self, move: str, seat: int | None, kind: int) -> None:
+        """A pass, or a move the phase refuses."""
         if seat is None:
             raise IllegalMoveError(move, f"the game is over ({self._end})")
         if self._destroying >= 0:
-            if kind != _TAKE_KIND:
-                raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
-                                             f"seat {seat} must take a colour from its mountain")
-            self._take(seat, c)
-        elif kind == _TAKE_KIND:
+            raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
+                                         f"seat {seat} must take a colour from its mountain")
+        if kind == _TAKE_KIND:
             raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
-        elif self._hands[seat]:
+        if self._hands[seat]:
             raise IllegalMoveError(move, "pass is only allowed with an empty hand")
+        self._passes += 1
+        if self._passes == 2:               # Arena's reading: two passes in a row end the game
+            self._finish(END_PASSES)
         else:
-            self._passes += 1
-            if self._passes == 2:           # Arena's reading: two passes in a row end the game
-                self._finish(END_PASSES)
-            else:
-                self._to_move = self._turn = 1 - seat
+            self._to_move = self._turn = 1 - seat
 
     def _destroy(self, completer: int, m: int) -> None:
         """Starts taking mandala m apart: the larger field chooses first, on a tie the
@@ -384,22 +384,23 @@ class MandalaState(State):
         self._destroying = m
         self._to_move = completer if mine > theirs else 1 - completer
 
-    def _take(self, seat: int, c: int) -> None:
+    def _take(self, seat: int, c: int, bit: int) -> None:
         m = self._destroying
         count = self._mountain[m] >> PILE_SHIFT[c] & 31
         if not count:
             raise IllegalMoveError(TAKE[c], f"no {COLOURS[c]} card is left on the mountain "
                                              f"of mandala {m}")
-        self._mountain[m] -= count * PILE_UNIT[c]
-        self._mountain_mask[m] &= ~(1 << c)
+        cards = count * PILE_UNIT[c]
+        self._mountain[m] -= cards
+        self._mountain_mask[m] ^= bit
         slot = self._slot[seat]
         if slot[c]:
-            self._taken[seat] += count * PILE_UNIT[c]
+            self._taken[seat] += cards
         else:
             river = self._river[seat]
             river.append(c)                 # the lowest free slot
             slot[c] = len(river)
-            self._taken[seat] += (count - 1) * PILE_UNIT[c]
+            self._taken[seat] += cards - PILE_UNIT[c]
             if len(river) == RIVER_SLOTS:
                 # The game ends at once: nothing more is taken, discarded or refilled.
                 self._finish(END_RIVER)

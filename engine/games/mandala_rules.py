@@ -49,8 +49,13 @@ PILE_UNIT = tuple(1 << 5 * c for c in SIX)             # ...in any other pile
 # Legal-move pieces. Colour sets are 6-bit masks (bit c = colour c).
 ALL_COLOURS = 0b111111
 BITS = [tuple(c for c in SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
-HandFacts = tuple[list[str], list[str], int, list[list[str]], list[list[str]],
-                  list[list[str]], list[list[str]]]
+_MOUNTAIN_BY_MASK = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)]
+                     for m in MANDALAS]
+MOUNTAINS = [[[_MOUNTAIN_BY_MASK[m][held & ~refused] for refused in range(64)]
+              for held in range(64)] for m in MANDALAS]
+"""[M][colours held][colours refused on M's mountain] -> the mountain moves on M."""
+Table = list[list[str]]
+HandFacts = tuple[list[str], list[str], Table, Table, Table, Table, Table, Table]
 _MOVE_LISTS: dict[tuple[str, ...], list[str]] = {}
 _FIELD_TABLES: dict[tuple[int, int, tuple[int, ...]], list[list[str]]] = {}
 
@@ -63,37 +68,37 @@ def _moves(moves: list[str]) -> list[str]:
 
 
 def _field_table(m: int, half: int, caps: tuple[int, ...]) -> list[list[str]]:
-    """Mask of the allowed colours among 3 * half, +1, +2 -> the field moves on mandala m
-    that put 1 to caps[k] cards of colour 3 * half + k (made once, so a new hand costs a
-    few microseconds)."""
+    """Mask of the colours refused on mandala m -> the field moves there that put 1 to
+    caps[k] cards of colour 3 * half + k, for those of the three not refused (made once, so
+    a new hand costs a few microseconds)."""
     key = (m, half, caps)
     table = _FIELD_TABLES.get(key)
     if table is None:
         colours = [(3 * half + k, cap) for k, cap in enumerate(caps)]
-        table = _FIELD_TABLES[key] = [
-            _moves([move for k, (c, cap) in enumerate(colours) if mask >> k & 1
-                    for move in FIELD[m][c][:cap]]) for mask in range(8)]
+        by_three = [_moves([move for k, (c, cap) in enumerate(colours) if not refused >> k & 1
+                            for move in FIELD[m][c][:cap]])
+                    for refused in range(8)]
+        table = _FIELD_TABLES[key] = [by_three[refused >> 3 * half & 7] for refused in range(64)]
     return table
 
 
 def hand_facts(hand: int) -> HandFacts:
     """What a hand alone decides of the legal moves: its discard moves in colours 0-2 and
-    3-5, the mask of its colours and its field moves (as many cards of each colour as it may
-    put there, keeping one in hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in
-    colours 0-2, 3-5, each as a table from the mask of those three colours allowed there to
-    the moves."""
+    3-5; its field moves (as many cards of each colour as it may put there, keeping one in
+    hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in colours 0-2, 3-5; and its
+    mountain moves on mandala 0, then 1: each of the last six as a table from the mask of
+    the colours the rule of colour refuses there to the moves."""
     counts = hand_counts(hand)
     spare = sum(counts) - 1
     caps = tuple(min(n, spare) for n in counts)
     low, high = caps[:3], caps[3:]
+    held = sum(1 << c for c in SIX if counts[c])
     return (_moves([move for c in SIX[:3] for move in DISCARD[c][:counts[c]]]),
             _moves([move for c in SIX[3:] for move in DISCARD[c][:counts[c]]]),
-            sum(1 << c for c in SIX if counts[c]), _field_table(0, 0, low),
-            _field_table(0, 1, high), _field_table(1, 0, low), _field_table(1, 1, high))
+            _field_table(0, 0, low), _field_table(0, 1, high), _field_table(1, 0, low),
+            _field_table(1, 1, high), MOUNTAINS[0][held], MOUNTAINS[1][held])
 
 
-MOUNTAINS = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)] for m in MANDALAS]
-"""[M][colours allowed on M's mountain] -> their mountain moves."""
 TAKE_BY_MASK = [[TAKE[c] for c in BITS[mask]] for mask in range(64)]
 
 
