@@ -57,7 +57,11 @@ MOUNTAINS = [[[_MOUNTAIN_BY_MASK[m][held & ~refused] for refused in range(64)]
 Table = list[list[str]]
 HandFacts = tuple[list[str], list[str], Table, Table, Table, Table, Table, Table]
 _MOVE_LISTS: dict[tuple[str, ...], list[str]] = {}
-_FIELD_TABLES: dict[tuple[int, int, tuple[int, ...]], list[list[str]]] = {}
+_HALVES: dict[tuple[int, int], tuple[list[str], int]] = {}
+_FIELD_TABLES: dict[tuple[int, int, int], Table] = {}
+
+# A hand's pieces are read from its halves, colours 0-2 (`hand >> 4 & 4095`) and 3-5
+# (`hand >> 16`): 12 bits each, three 4-bit counts.
 
 
 def _moves(moves: list[str]) -> list[str]:
@@ -67,36 +71,52 @@ def _moves(moves: list[str]) -> list[str]:
     return _MOVE_LISTS.setdefault(tuple(moves), moves)
 
 
-def _field_table(m: int, half: int, caps: tuple[int, ...]) -> list[list[str]]:
-    """Mask of the colours refused on mandala m -> the field moves there that put 1 to
-    caps[k] cards of colour 3 * half + k, for those of the three not refused (made once, so
-    a new hand costs a few microseconds)."""
-    key = (m, half, caps)
-    table = _FIELD_TABLES.get(key)
+def _colours(half: int, code: int) -> list[tuple[int, int]]:
+    """(colour, count) of the three colours of a half."""
+    return [(3 * half + k, code >> 4 * k & 15) for k in range(3)]
+
+
+def _half(half: int, code: int) -> tuple[list[str], int]:
+    """A half's discard moves and the mask of its colours."""
+    facts = _HALVES.get((half, code))
+    if facts is None:
+        colours = _colours(half, code)
+        facts = _HALVES[half, code] = (
+            _moves([move for c, n in colours for move in DISCARD[c][:n]]),
+            sum(1 << c for c, n in colours if n))
+    return facts
+
+
+def _field_table(m: int, half: int, code: int) -> Table:
+    """Mask of the colours refused on mandala m -> the field moves there of the half's
+    colours not refused, 1 to as many cards as the half holds."""
+    table = _FIELD_TABLES.get((m, half, code))
     if table is None:
-        colours = [(3 * half + k, cap) for k, cap in enumerate(caps)]
-        by_three = [_moves([move for k, (c, cap) in enumerate(colours) if not refused >> k & 1
-                            for move in FIELD[m][c][:cap]])
+        colours = _colours(half, code)
+        by_three = [_moves([move for k, (c, n) in enumerate(colours) if not refused >> k & 1
+                            for move in FIELD[m][c][:n]])
                     for refused in range(8)]
-        table = _FIELD_TABLES[key] = [by_three[refused >> 3 * half & 7] for refused in range(64)]
+        table = _FIELD_TABLES[m, half, code] = [by_three[refused >> 3 * half & 7]
+                                                for refused in range(64)]
     return table
 
 
 def hand_facts(hand: int) -> HandFacts:
-    """What a hand alone decides of the legal moves: its discard moves in colours 0-2 and
-    3-5; its field moves (as many cards of each colour as it may put there, keeping one in
-    hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in colours 0-2, 3-5; and its
-    mountain moves on mandala 0, then 1: each of the last six as a table from the mask of
+    """What a non-empty hand alone decides of the legal moves: its discard moves in colours
+    0-2 and 3-5; its field moves (as many cards of each colour as it may put there, keeping
+    one in hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in colours 0-2, 3-5; and
+    its mountain moves on mandala 0, then 1: each of the last six as a table from the mask of
     the colours the rule of colour refuses there to the moves."""
-    counts = hand_counts(hand)
-    spare = sum(counts) - 1
-    caps = tuple(min(n, spare) for n in counts)
-    low, high = caps[:3], caps[3:]
-    held = sum(1 << c for c in SIX if counts[c])
-    return (_moves([move for c in SIX[:3] for move in DISCARD[c][:counts[c]]]),
-            _moves([move for c in SIX[3:] for move in DISCARD[c][:counts[c]]]),
-            _field_table(0, 0, low), _field_table(0, 1, high), _field_table(1, 0, low),
-            _field_table(1, 1, high), MOUNTAINS[0][held], MOUNTAINS[1][held])
+    discards_low, held_low = _half(0, hand >> 4 & 4095)
+    discards_high, held_high = _half(1, hand >> 16)
+    held = held_low | held_high
+    if not held & (held - 1):
+        # A hand of one colour keeps a card of it: its field moves are those of one card less.
+        hand -= HAND_UNIT[BITS[held][0]]
+    low, high = hand >> 4 & 4095, hand >> 16
+    return (discards_low, discards_high, _field_table(0, 0, low), _field_table(0, 1, high),
+            _field_table(1, 0, low), _field_table(1, 1, high), MOUNTAINS[0][held],
+            MOUNTAINS[1][held])
 
 
 TAKE_BY_MASK = [[TAKE[c] for c in BITS[mask]] for mask in range(64)]
