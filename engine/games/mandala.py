@@ -36,12 +36,12 @@ from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupE
 from engine.games.mandala_rules import (ALL_COLOURS, CARDS_PER_COLOUR, COLOURS, COUNTS,
                                         CUP_CARDS, DISCARD, END_PASSES, END_REFILL, END_RIVER,
                                         FIELD, HAND_LIMIT, HAND_SHIFT, HAND_UNIT, INDEX,
-                                        MANDALAS, MOUNTAIN, MOUNTAIN_DRAW,
-                                        NOTATION_HELP, PASS, PILE_SHIFT, PILE_UNIT, RIVER_SLOTS,
-                                        SIX, TAKE, TAKE_BY_MASK, HandFacts, card_names,
-                                        colour_counts, colour_mask, deal_codes, hand_counts,
-                                        hand_facts, pack_hand, pack_pile, pile_counts,
-                                        read_setup, setup_names)
+                                        MANDALAS, MOUNTAIN, MOUNTAIN_DRAW, NOTATION_HELP, PASS,
+                                        PILE_SHIFT, PILE_UNIT, RIVER_SLOTS, SIX, TAKE,
+                                        TAKE_BY_MASK, HandFacts, card_names, colour_counts,
+                                        colour_mask, deal_codes, hand_counts, hand_facts,
+                                        pack_hand, pack_pile, pile_counts, read_setup,
+                                        setup_names)
 
 # What strategies and tests import from here (the game's one public module).
 __all__ = ["COLOURS", "CUP_CARDS", "RIVER_SLOTS", "Mandala", "MandalaState"]

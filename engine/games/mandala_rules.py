@@ -1,6 +1,6 @@
 """The rules' numbers and words for `mandala`: colours, the setup's layout, every move
-string and its parse, the legal-move pieces, and reading, checking and dealing a setup (see
-engine/games/mandala.py)."""
+string, piles packed as ints, the legal-move pieces hands share, and reading, checking and
+dealing a setup (see engine/games/mandala.py)."""
 from __future__ import annotations
 
 import random
@@ -54,14 +54,15 @@ _MOUNTAIN_BY_MASK = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)
 MOUNTAINS = [[[_MOUNTAIN_BY_MASK[m][held & ~refused] for refused in range(64)]
               for held in range(64)] for m in MANDALAS]
 """[M][colours held][colours refused on M's mountain] -> the mountain moves on M."""
+
+# A hand's pieces are read from its halves, colours 0-2 (`hand >> 4 & 4095`) and 3-5
+# (`hand >> 16`): 12 bits each, three 4-bit counts. Each piece is made once, when first
+# needed, and shared by every hand that has it.
 Table = list[list[str]]
 HandFacts = tuple[list[str], list[str], Table, Table, Table, Table, Table, Table]
 _MOVE_LISTS: dict[tuple[str, ...], list[str]] = {}
 _HALVES: dict[tuple[int, int], tuple[list[str], int]] = {}
 _FIELD_TABLES: dict[tuple[int, int, int], Table] = {}
-
-# A hand's pieces are read from its halves, colours 0-2 (`hand >> 4 & 4095`) and 3-5
-# (`hand >> 16`): 12 bits each, three 4-bit counts.
 
 
 def _moves(moves: list[str]) -> list[str]:
@@ -123,18 +124,22 @@ TAKE_BY_MASK = [[TAKE[c] for c in BITS[mask]] for mask in range(64)]
 
 
 def pack_hand(counts: list[int]) -> int:
+    """Six colour counts as a hand."""
     return sum(n * HAND_UNIT[c] for c, n in enumerate(counts))
 
 
 def pack_pile(counts: list[int]) -> int:
+    """Six colour counts as any other pile."""
     return sum(n * PILE_UNIT[c] for c, n in enumerate(counts))
 
 
 def hand_counts(hand: int) -> list[int]:
+    """A hand as its six colour counts."""
     return [hand >> shift & 15 for shift in HAND_SHIFT]
 
 
 def pile_counts(pile: int) -> list[int]:
+    """Any other pile as its six colour counts."""
     return [pile >> shift & 31 for shift in PILE_SHIFT]
 
 
