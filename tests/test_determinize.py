@@ -161,7 +161,7 @@ def test_mandala_deals_hand_and_secret_cups_uniformly_once_the_deck_is_out():
     seat = 1 - state.to_move()           # the seat that waits knows least
     seen = state.observation(seat)
     secret = [state._secret[s] for s in (0, 1)]
-    hand = state._hands[state.to_move()]
+    hand = state.hand(state.to_move())
     pool = []
     for counts in [hand] + secret:
         pool += [c for c in range(6) for _ in range(counts[c])]
@@ -178,7 +178,7 @@ def test_mandala_deals_hand_and_secret_cups_uniformly_once_the_deck_is_out():
     observed = Counter()
     for _ in range(samples):
         sample = game.determinize(seen, seat, rng)
-        held = [c for c in range(6) for _ in range(sample._hands[other][c])]
+        held = [c for c in range(6) for _ in range(sample.hand(other)[c])]
         cups = [[c for c in range(6) for _ in range(sample._secret[s][c])] for s in (0, 1)]
         observed[split(held + cups[0] + cups[1])] += 1
     assert len(expected) > 5

@@ -28,48 +28,58 @@ Version: mandala/1 (rules file `docs/rules/mandala.md` as of issue 2).
 from __future__ import annotations
 
 import random
+from itertools import accumulate
 from typing import Any, Mapping, Sequence
 
 from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupError, State,
                          ranks_from_keys)
-from engine.games.mandala_rules import (ALL_COLOURS, BITS, CARDS_PER_COLOUR, COLOURS, COUNTS,
+from engine.games.mandala_rules import (ALL_COLOURS, CARDS_PER_COLOUR, COLOURS, COUNTS,
                                         CUP_CARDS, DISCARD, END_PASSES, END_REFILL, END_RIVER,
-                                        FIELD, HAND_LIMIT, INDEX, MANDALAS, MOUNTAIN,
-                                        MOUNTAIN_BY_MASK, MOUNTAIN_DRAW, NOTATION_HELP, PASS,
-                                        RIVER_SLOTS, SIX, TAKE, TAKE_BY_MASK, card_names,
-                                        colour_counts, colour_mask, deal_codes, read_setup,
+                                        FIELD, HAND_LIMIT, HAND_SHIFT, HAND_UNIT, INDEX,
+                                        MANDALAS, MOUNTAIN, MOUNTAIN_DRAW, NOTATION_HELP, PASS,
+                                        PILE_SHIFT, PILE_UNIT, RIVER_SLOTS, SIX, TAKE,
+                                        TAKE_BY_MASK, HandFacts, card_names, colour_counts,
+                                        colour_mask, deal_codes, hand_counts, hand_facts,
+                                        pack_hand, pack_pile, pile_counts, read_setup,
                                         setup_names)
 
 # What strategies and tests import from here (the game's one public module).
 __all__ = ["COLOURS", "CUP_CARDS", "RIVER_SLOTS", "Mandala", "MandalaState"]
 
 
-# Move text -> (kind, mandala, colour, count): parsing is one dictionary look-up. This table and
-# _HANDS live here, not in mandala_rules, because CPython 3.11 compiles `NAME.get(...)` on an
-# imported NAME to a slower attribute load, and these look-ups run on every move.
+_HANDS: dict[int, HandFacts] = {}
+"""Hand -> mandala_rules.hand_facts(hand), as hands come up (there are 3003)."""
+
+# Move text -> (kind, mandala, colour, count, the colour's shift in a hand, the cards as a
+# hand and as another pile, the colour's bit): parsing is one dictionary look-up. Moves of more
+# cards than a hand holds (8) are in a second table, for their refusals: the first stays small
+# enough to stay in the processor's cache.
 _DISCARD_KIND, _FIELD_KIND, _MOUNTAIN_KIND, _TAKE_KIND, _PASS_KIND = range(5)
-_PARSE: dict[str, tuple[int, int, int, int]] = {PASS: (_PASS_KIND, -1, -1, 0)}
+_Action = tuple[int, int, int, int, int, int, int, int]
+_PARSE: dict[str, _Action] = {PASS: (_PASS_KIND, -1, -1, 0, 0, 0, 0, 0)}
+_PARSE_MORE: dict[str, _Action] = {}
 for _c in SIX:
-    _PARSE[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0)
-    for _n in COUNTS:
-        _PARSE[DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, _n)
+    _PARSE[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, 1 << _c)
     for _m in MANDALAS:
-        _PARSE[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1)
-        for _n in COUNTS:
-            _PARSE[FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, _n)
+        _PARSE[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1, HAND_SHIFT[_c], HAND_UNIT[_c],
+                                    PILE_UNIT[_c], 1 << _c)
+    for _n in COUNTS:
+        _moved = (_n, HAND_SHIFT[_c], _n * HAND_UNIT[_c], _n * PILE_UNIT[_c], 1 << _c)
+        _table = _PARSE if _n <= HAND_LIMIT else _PARSE_MORE
+        _table[DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, *_moved)
+        for _m in MANDALAS:
+            _table[FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, *_moved)
 
-_HANDS: dict[tuple[int, ...], tuple[list[str], int, list[list[list[str]]]]] = {}
-"""Hand (its six counts) -> what the hand alone decides: its discard moves, the mask of its
-colours and, per mandala and colour, its field moves (as many cards as it may put there).
-Memoised: there are only 3003 hands of at most 8 cards, and the same ones come back."""
+_MOUNTAIN_DRAWS = [max(0, min(MOUNTAIN_DRAW, HAND_LIMIT - held)) for held in range(16)]
+"""Cards held after playing on a mountain -> cards to draw (up to 3, up to 8 held)."""
 
 
-def _new_hand(hand: tuple[int, ...]) -> tuple[list[str], int, list[list[list[str]]]]:
-    discards = [move for c in SIX for move in DISCARD[c][:hand[c]]]
-    spare = sum(hand) - 1                   # a field action must leave one card in hand
-    fields = [[FIELD[m][c][:min(hand[c], spare)] for c in SIX] for m in MANDALAS]
-    facts = _HANDS[hand] = (discards, sum(1 << c for c in SIX if hand[c]), fields)
-    return facts
+def _parse_more(move: str) -> _Action:
+    """A move of more cards than a hand holds, parsed to be refused; or bad notation."""
+    try:
+        return _PARSE_MORE[move]
+    except (KeyError, TypeError):       # TypeError: not even a string (a list, a dict...)
+        raise IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})") from None
 
 
 class Mandala(Game):
@@ -145,39 +155,60 @@ class Mandala(Game):
 
 
 class MandalaState(State):
-    """A Mandala position. Every pile is kept as six colour counts (index = colour code)."""
+    """A Mandala position. Every pile in play is an int (see mandala_rules.HAND_UNIT);
+    rivers, river slots and the secret cup cards are lists indexed by colour code."""
 
-    __slots__ = ("game", "players", "options", "setup", "_deck", "_top", "_hands", "_hand_size",
-                 "_secret", "_taken", "_river", "_slot", "_mountain", "_field", "_discard",
-                 "_mountain_mask", "_field_mask", "_turn", "_to_move", "_destroying", "_passes",
-                 "_end")
+    __slots__ = ("game", "players", "options", "_setup", "_piles", "_deck", "_sums", "_top",
+                 "_deck_end", "_hands", "_secret", "_taken", "_river", "_slot", "_mountain",
+                 "_field", "_field_size", "_discard", "_mountain_mask", "_field_mask", "_turn",
+                 "_to_move", "_destroying", "_passes", "_end")
 
     def __init__(self, game: Mandala, options: dict[str, Any],
                  piles: dict[str, list[list[int]]], deck: list[int]):
+        """The start of a match from a deal: its piles (colour codes, in any order) and its
+        deck (codes, top first)."""
         self.game = game
         self.players = 2
         self.options = dict(options)
-        self.setup = setup_names(piles, deck)
-        self._deck = deck                   # colour codes, top first; never changes
-        self._top = 0                       # index of the next card to draw
-        self._hands = [colour_counts(pile) for pile in piles["hands"]]
-        self._hand_size = [len(pile) for pile in piles["hands"]]
+        self._setup: dict[str, Any] | None = None       # made from the deal when first asked
+        self._piles = piles                 # never changes
+        self._set_deck(deck)
+        self._hands = [sum(map(HAND_UNIT.__getitem__, pile)) for pile in piles["hands"]]
         self._secret = [colour_counts(pile) for pile in piles["cups"]]   # face-down starting cards
-        self._taken = [[0] * 6, [0] * 6]    # cup cards taken face up in destructions
+        self._taken = [0, 0]                # cup cards taken face up in destructions
         self._river: list[list[int]] = [[], []]     # colour codes in slot order (slot 1 first)
         self._slot = [[0] * 6, [0] * 6]     # river slot (1..6) of each colour, 0 if absent
-        self._mountain = [colour_counts(pile) for pile in piles["mountains"]]
-        self._field = [[[0] * 6, [0] * 6] for _ in MANDALAS]      # [mandala][seat][colour]
-        self._discard = [0] * 6
-        # The colours present in each area as bit masks, kept in step with the counts above:
+        self._mountain = [sum(map(PILE_UNIT.__getitem__, pile)) for pile in piles["mountains"]]
+        self._field = [[0, 0], [0, 0]]      # [mandala][seat]
+        self._field_size = [[0, 0], [0, 0]]   # its cards, for who takes first in a destruction
+        self._discard = 0
+        # The colours present in each area as bit masks, kept in step with the piles above:
         # they make legal_moves and the completion check a few bit operations.
-        self._mountain_mask = [colour_mask(counts) for counts in self._mountain]
-        self._field_mask = [[0, 0], [0, 0]]                          # [mandala][seat]
+        self._mountain_mask = [1 << first | 1 << second                # 2 cards dealt each
+                               for first, second in piles["mountains"]]
+        self._field_mask = [[0, 0, 0], [0, 0, 0]]   # [mandala][seat 0, seat 1, either]
         self._turn = 0                      # whose turn it is (during a destruction: the completer)
         self._to_move: int | None = 0       # seat to decide now; None once over
         self._destroying = -1               # mandala being taken apart, -1 if none
         self._passes = 0                    # consecutive passes just played
         self._end = ""                      # why the game ended, "" while it runs
+
+    @property
+    def setup(self) -> dict[str, Any]:      # type: ignore[override]  # read-only: it is the deal
+        """The starting deal in the setup form of docs/notation.md: made only when asked for,
+        as most random playouts never ask."""
+        if self._setup is None:
+            self._setup = setup_names(self._piles, self._deck)
+        return self._setup
+
+    def _set_deck(self, deck: list[int]) -> None:
+        self._deck = deck                   # colour codes, top first; never changes
+        # The deck's first i cards as a hand, for every i (as if one hand could hold them
+        # all: the fields overflow, the differences are exact): a draw of the cards from
+        # top to top + n is one subtraction.
+        self._sums = list(accumulate([HAND_UNIT[c] for c in deck], initial=0))
+        self._top = 0                       # index of the next card to draw
+        self._deck_end = len(deck)
 
     @classmethod
     def from_view(cls, game: Mandala, options: dict[str, Any], view: Mapping[str, Any],
@@ -191,24 +222,28 @@ class MandalaState(State):
         state.game = game
         state.players = 2
         state.options = dict(options)
-        state.setup = {}                    # a determinised state has no starting deal
-        state._deck = deck
-        state._top = 0
-        state._hands = hands
-        state._hand_size = [sum(hand) for hand in hands]
+        state._setup = {}                   # a determinised state has no starting deal
+        state._piles = {}
+        state._set_deck(deck)
+        state._hands = [pack_hand(hand) for hand in hands]
         state._secret = secret
         players = view["players"]
-        state._taken = [counts(p["cup_taken"]) for p in players]
+        state._taken = [pack_pile(counts(p["cup_taken"])) for p in players]
         state._river = [[INDEX[name] for name in p["river"]] for p in players]
         state._slot = [[0] * 6, [0] * 6]
         for s in (0, 1):
             for slot, c in enumerate(state._river[s], 1):
                 state._slot[s][c] = slot
-        state._mountain = [counts(m["mountain"]) for m in view["mandalas"]]
-        state._field = [[counts(f["cards"]) for f in m["fields"]] for m in view["mandalas"]]
-        state._discard = counts(view["discard"])
-        state._mountain_mask = [colour_mask(mountain) for mountain in state._mountain]
-        state._field_mask = [[colour_mask(field) for field in pair] for pair in state._field]
+        mountains = [counts(m["mountain"]) for m in view["mandalas"]]
+        fields = [[counts(f["cards"]) for f in m["fields"]] for m in view["mandalas"]]
+        state._mountain = [pack_pile(mountain) for mountain in mountains]
+        state._field = [[pack_pile(field) for field in pair] for pair in fields]
+        state._field_size = [[sum(field) for field in pair] for pair in fields]
+        state._discard = pack_pile(counts(view["discard"]))
+        state._mountain_mask = [colour_mask(mountain) for mountain in mountains]
+        state._field_mask = [[colour_mask(field) for field in pair] for pair in fields]
+        for masks in state._field_mask:
+            masks.append(masks[0] | masks[1])
         state._destroying = view["destroying"]
         to_move = view["to_move"]
         state._to_move = None if to_move < 0 else to_move
@@ -227,6 +262,10 @@ class MandalaState(State):
     def deck_size(self) -> int:
         return len(self._deck) - self._top
 
+    def hand(self, seat: int) -> list[int]:
+        """The seat's hand as six colour counts."""
+        return hand_counts(self._hands[seat])
+
     # -- legal moves ---------------------------------------------------------------------------
     def legal_moves(self) -> list[str]:
         seat = self._to_move
@@ -234,63 +273,103 @@ class MandalaState(State):
             return []
         if self._destroying >= 0:
             return TAKE_BY_MASK[self._mountain_mask[self._destroying]][:]
-        if self._hand_size[seat] == 0:
+        hand = self._hands[seat]
+        if not hand:
             return [PASS]
-        key = tuple(self._hands[seat])
-        discards, held, (fields0, fields1) = _HANDS.get(key) or _new_hand(key)
-        moves = discards[:]
-        # Kinds, mandalas, colours and counts come in code-point order.
+        try:
+            discards, more, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand]
+        except KeyError:
+            discards, more, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand] = \
+                hand_facts(hand)
         # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
         # for the mountain: in neither field of M.
         other = 1 - seat
-        mountain0, mountain1 = self._mountain_mask
         on0, on1 = self._field_mask
-        for c in BITS[held & ~(mountain0 | on0[other])]:
-            moves += fields0[c]
-        for c in BITS[held & ~(mountain1 | on1[other])]:
-            moves += fields1[c]
-        moves += MOUNTAIN_BY_MASK[0][held & ~(on0[0] | on0[1])]
-        moves += MOUNTAIN_BY_MASK[1][held & ~(on1[0] | on1[1])]
-        return moves
+        refused0 = self._mountain_mask[0] | on0[other]
+        refused1 = self._mountain_mask[1] | on1[other]
+        # Kinds, mandalas, colours and counts come in code-point order.
+        return [*discards, *more, *low0[refused0], *high0[refused0], *low1[refused1],
+                *high1[refused1], *mountain0[on0[2]], *mountain1[on1[2]]]
 
     # -- applying a move -----------------------------------------------------------------------
     def apply(self, move: str) -> None:
+        # One method for every move: in a random playout, a call per step costs as much as
+        # the step itself. Each action checks its own conditions before it changes anything.
         try:
-            action = _PARSE.get(move)
-        except TypeError:                   # not even a string (a list, a dict...)
-            action = None
-        if action is None:
-            raise IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})")
+            kind, m, c, n, shift, in_hand, cards, bit = _PARSE[move]
+        except (KeyError, TypeError):
+            kind, m, c, n, shift, in_hand, cards, bit = _parse_more(move)
         seat = self._to_move
-        if seat is None:
-            raise IllegalMoveError(move, f"the game is over ({self._end})")
-        kind, m, c, n = action
-        if self._destroying >= 0:
-            if kind != _TAKE_KIND:
-                raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
-                                             f"seat {seat} must take a colour from its mountain")
-            self._take(seat, c)
+        if kind >= _TAKE_KIND or self._destroying >= 0 or seat is None:
+            if kind == _TAKE_KIND and self._destroying >= 0 and seat is not None:
+                self._take(seat, c, bit)
+            else:
+                self._apply_other(move, seat, kind)
             return
-        if kind == _TAKE_KIND:
-            raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
-        if kind == _PASS_KIND:
-            self._pass(move, seat)
-            return
-        if self._hands[seat][c] < n:
-            raise IllegalMoveError(move, f"seat {seat} holds {self._hands[seat][c]} "
+        hands = self._hands
+        hand = hands[seat]
+        if hand >> shift & 15 < n:
+            raise IllegalMoveError(move, f"seat {seat} holds {hand >> shift & 15} "
                                          f"{COLOURS[c]} card(s), not {n}")
-        # Each action checks its own conditions before it changes anything.
         if kind == _DISCARD_KIND:
-            self._discard_and_draw(seat, c, n)
-        elif kind == _FIELD_KIND:
-            self._grow_field(move, seat, m, c, n)
+            # Arena's reading: legal with an empty deck too (fewer or no cards are drawn).
+            top = self._top
+            drawn = top + n
+            if drawn > self._deck_end:
+                drawn = self._deck_end
+            hands[seat] = hand - in_hand + self._sums[drawn] - self._sums[top]
+            self._top = drawn
+            self._discard += cards
+            self._passes = 0
+            self._to_move = self._turn = 1 - seat
+            return
+        fields = self._field_mask[m]
+        if kind == _FIELD_KIND:
+            if self._mountain_mask[m] & bit:
+                raise IllegalMoveError(move, f"{COLOURS[c]} stands on the mountain of mandala "
+                                             f"{m} (rule of colour)")
+            if fields[1 - seat] & bit:
+                raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {1 - seat}'s field "
+                                             f"of mandala {m} (rule of colour)")
+            if n >= hand & 15:
+                raise IllegalMoveError(move, f"a field action must keep at least 1 card in "
+                                             f"hand (seat {seat} holds {hand & 15})")
+            hands[seat] = hand - in_hand
+            self._field[m][seat] += cards
+            self._field_size[m][seat] += n
+            fields[seat] |= bit
+            fields[2] |= bit
         else:
-            self._build_mountain(move, seat, m, c)
-        if self._destroying < 0:
+            if fields[2] & bit:
+                raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat "
+                                             f"{0 if fields[0] & bit else 1}'s field of "
+                                             f"mandala {m} (rule of colour)")
+            hand -= in_hand
+            self._mountain[m] += cards
+            self._mountain_mask[m] |= bit
+            # Arena's reading: the player draws first, then completion is checked.
+            top = self._top
+            drawn = top + _MOUNTAIN_DRAWS[hand & 15]
+            if drawn > self._deck_end:
+                drawn = self._deck_end
+            hands[seat] = hand + self._sums[drawn] - self._sums[top]
+            self._top = drawn
+        self._passes = 0
+        if self._mountain_mask[m] | fields[2] == ALL_COLOURS:     # complete
+            self._destroy(seat, m)
+        else:
             self._to_move = self._turn = 1 - seat
 
-    def _pass(self, move: str, seat: int) -> None:
-        if self._hand_size[seat]:
+    def _apply_other(self, move: str, seat: int | None, kind: int) -> None:
+        """A pass, or a move the phase refuses."""
+        if seat is None:
+            raise IllegalMoveError(move, f"the game is over ({self._end})")
+        if self._destroying >= 0:
+            raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
+                                         f"seat {seat} must take a colour from its mountain")
+        if kind == _TAKE_KIND:
+            raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
+        if self._hands[seat]:
             raise IllegalMoveError(move, "pass is only allowed with an empty hand")
         self._passes += 1
         if self._passes == 2:               # Arena's reading: two passes in a row end the game
@@ -298,83 +377,30 @@ class MandalaState(State):
         else:
             self._to_move = self._turn = 1 - seat
 
-    def _discard_and_draw(self, seat: int, c: int, n: int) -> None:
-        self._passes = 0
-        self._hands[seat][c] -= n
-        self._hand_size[seat] -= n
-        self._discard[c] += n
-        self._draw(seat, n)                 # Arena's reading: legal with an empty deck too
-
-    def _grow_field(self, move: str, seat: int, m: int, c: int, n: int) -> None:
-        if self._mountain[m][c]:
-            raise IllegalMoveError(move, f"{COLOURS[c]} stands on the mountain of mandala {m} "
-                                         "(rule of colour)")
-        if self._field[m][1 - seat][c]:
-            raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {1 - seat}'s field of "
-                                         f"mandala {m} (rule of colour)")
-        if n >= self._hand_size[seat]:
-            raise IllegalMoveError(move, f"a field action must keep at least 1 card in hand "
-                                         f"(seat {seat} holds {self._hand_size[seat]})")
-        self._passes = 0
-        self._hands[seat][c] -= n
-        self._hand_size[seat] -= n
-        self._field[m][seat][c] += n
-        fields = self._field_mask[m]
-        fields[seat] |= 1 << c
-        if self._mountain_mask[m] | fields[0] | fields[1] == ALL_COLOURS:     # complete
-            self._destroy(seat, m)
-
-    def _build_mountain(self, move: str, seat: int, m: int, c: int) -> None:
-        field0, field1 = self._field[m]
-        if field0[c] or field1[c]:
-            owner = 0 if field0[c] else 1
-            raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {owner}'s field of "
-                                         f"mandala {m} (rule of colour)")
-        self._passes = 0
-        self._hands[seat][c] -= 1
-        self._hand_size[seat] -= 1
-        self._mountain[m][c] += 1
-        self._mountain_mask[m] |= 1 << c
-        # Arena's reading: the player draws first, then completion is checked.
-        self._draw(seat, min(MOUNTAIN_DRAW, HAND_LIMIT - self._hand_size[seat]))
-        fields = self._field_mask[m]
-        if self._mountain_mask[m] | fields[0] | fields[1] == ALL_COLOURS:     # complete
-            self._destroy(seat, m)
-
-    def _draw(self, seat: int, wanted: int) -> None:
-        """Moves up to `wanted` cards from the top of the deck to the seat's hand."""
-        top = self._top
-        drawn = self._deck[top:top + wanted]   # fewer when the deck runs out
-        hand = self._hands[seat]
-        for c in drawn:
-            hand[c] += 1
-        self._hand_size[seat] += len(drawn)
-        self._top = top + len(drawn)
-
     def _destroy(self, completer: int, m: int) -> None:
         """Starts taking mandala m apart: the larger field chooses first, on a tie the
         player who did not complete it."""
-        mine = sum(self._field[m][completer])
-        theirs = sum(self._field[m][1 - completer])
+        mine, theirs = self._field_size[m][completer], self._field_size[m][1 - completer]
         self._destroying = m
         self._to_move = completer if mine > theirs else 1 - completer
 
-    def _take(self, seat: int, c: int) -> None:
+    def _take(self, seat: int, c: int, bit: int) -> None:
         m = self._destroying
-        mountain = self._mountain[m]
-        count = mountain[c]
+        count = self._mountain[m] >> PILE_SHIFT[c] & 31
         if not count:
             raise IllegalMoveError(TAKE[c], f"no {COLOURS[c]} card is left on the mountain "
                                              f"of mandala {m}")
-        mountain[c] = 0
-        self._mountain_mask[m] &= ~(1 << c)
-        if self._slot[seat][c]:
-            self._taken[seat][c] += count
+        cards = count * PILE_UNIT[c]
+        self._mountain[m] -= cards
+        self._mountain_mask[m] ^= bit
+        slot = self._slot[seat]
+        if slot[c]:
+            self._taken[seat] += cards
         else:
             river = self._river[seat]
             river.append(c)                 # the lowest free slot
-            self._slot[seat][c] = len(river)
-            self._taken[seat][c] += count - 1
+            slot[c] = len(river)
+            self._taken[seat] += cards - PILE_UNIT[c]
             if len(river) == RIVER_SLOTS:
                 # The game ends at once: nothing more is taken, discarded or refilled.
                 self._finish(END_RIVER)
@@ -382,20 +408,20 @@ class MandalaState(State):
         if self._mountain_mask[m]:
             self._to_move = 1 - seat
             return
-        for field in self._field[m]:
-            for colour in SIX:
-                self._discard[colour] += field[colour]
-                field[colour] = 0
-        self._field_mask[m] = [0, 0]
+        field = self._field[m]
+        self._discard += field[0] + field[1]
+        field[0] = field[1] = 0
+        self._field_size[m] = [0, 0]
+        self._field_mask[m] = [0, 0, 0]
         self._destroying = -1
-        if self.deck_size() < 2:
+        top = self._top
+        if self._deck_end - top < 2:
             self._finish(END_REFILL)
             return
-        first, second = self._deck[self._top:self._top + 2]
-        mountain[first] += 1
-        mountain[second] += 1
+        first, second = self._deck[top:top + 2]
+        self._mountain[m] = PILE_UNIT[first] + PILE_UNIT[second]
         self._mountain_mask[m] = 1 << first | 1 << second
-        self._top += 2
+        self._top = top + 2
         # The turn passes to the opponent of the completer, whoever took last.
         self._to_move = self._turn = 1 - self._turn
 
@@ -409,12 +435,17 @@ class MandalaState(State):
         return self._end
 
     def cup_size(self, seat: int) -> int:
-        return sum(self._secret[seat]) + sum(self._taken[seat])
+        return sum(self._secret[seat]) + sum(pile_counts(self._taken[seat]))
+
+    def _cup(self, seat: int) -> list[int]:
+        """The colour counts of the seat's cup, secret and taken cards together."""
+        taken = pile_counts(self._taken[seat])
+        return [self._secret[seat][c] + taken[c] for c in SIX]
 
     def _points(self, seat: int) -> list[int]:
         """Per colour, what the seat's cup cards of that colour score."""
         slot = self._slot[seat]
-        return [(self._secret[seat][c] + self._taken[seat][c]) * slot[c] for c in SIX]
+        return [cards * slot[c] for c, cards in enumerate(self._cup(seat))]
 
     def scores(self) -> list[int]:
         if self._to_move is not None:
@@ -443,16 +474,17 @@ class MandalaState(State):
             "phase": phase,
             "destroying": self._destroying,
             "completed_by": self._turn if self._destroying >= 0 else -1,
-            "hand": card_names(self._hands[seat]),
-            "mandalas": [{"mountain": card_names(self._mountain[m]),
-                          "fields": [{"cards": card_names(field)} for field in self._field[m]]}
+            "hand": card_names(hand_counts(self._hands[seat])),
+            "mandalas": [{"mountain": card_names(pile_counts(self._mountain[m])),
+                          "fields": [{"cards": card_names(pile_counts(field))}
+                                     for field in self._field[m]]}
                          for m in MANDALAS],
             "players": [{"river": [COLOURS[c] for c in self._river[s]],
-                         "hand_size": self._hand_size[s],
+                         "hand_size": self._hands[s] & 15,
                          "cup_size": self.cup_size(s),
-                         "cup_taken": card_names(self._taken[s])}
+                         "cup_taken": card_names(pile_counts(self._taken[s]))}
                         for s in (0, 1)],
-            "discard": card_names(self._discard),
+            "discard": card_names(pile_counts(self._discard)),
             "deck_size": self.deck_size(),
             "passes": self._passes,
             "end": self._end,
@@ -464,18 +496,21 @@ class MandalaState(State):
         other.game = self.game
         other.players = self.players
         other.options = dict(self.options)
-        other.setup = self.setup            # never mutated after start
+        other._setup = self._setup          # never mutated once made
+        other._piles = self._piles
         other._deck = self._deck            # never mutated
+        other._sums = self._sums            # never mutated
         other._top = self._top
-        other._hands = [hand[:] for hand in self._hands]
-        other._hand_size = self._hand_size[:]
-        other._secret = [cup[:] for cup in self._secret]
-        other._taken = [cup[:] for cup in self._taken]
+        other._deck_end = self._deck_end
+        other._hands = self._hands[:]
+        other._secret = self._secret        # never mutated
+        other._taken = self._taken[:]
         other._river = [river[:] for river in self._river]
         other._slot = [slot[:] for slot in self._slot]
-        other._mountain = [mountain[:] for mountain in self._mountain]
-        other._field = [[field[:] for field in pair] for pair in self._field]
-        other._discard = self._discard[:]
+        other._mountain = self._mountain[:]
+        other._field = [pair[:] for pair in self._field]
+        other._field_size = [pair[:] for pair in self._field_size]
+        other._discard = self._discard
         other._mountain_mask = self._mountain_mask[:]
         other._field_mask = [masks[:] for masks in self._field_mask]
         other._turn = self._turn
@@ -486,7 +521,8 @@ class MandalaState(State):
         return other
 
     def render(self) -> str:
-        def pile(counts: list[int]) -> str:
+        def pile(packed: int) -> str:
+            counts = pile_counts(packed)
             return ", ".join(f"{COLOURS[c]} {counts[c]}" for c in SIX if counts[c]) or "-"
 
         lines = []
@@ -495,7 +531,7 @@ class MandalaState(State):
                          f"{pile(self._field[m][0])} | seat 1 field {pile(self._field[m][1])}")
         for s in (0, 1):
             river = " ".join(f"{slot}:{COLOURS[c]}" for slot, c in enumerate(self._river[s], 1))
-            lines.append(f"seat {s}: hand {self._hand_size[s]}, cup {self.cup_size(s)} "
+            lines.append(f"seat {s}: hand {self._hands[s] & 15}, cup {self.cup_size(s)} "
                          f"(taken {pile(self._taken[s])}), river {river or '-'}")
         if self._to_move is None:
             status = f"over ({self._end})"
@@ -503,7 +539,8 @@ class MandalaState(State):
             status = f"seat {self._to_move} takes from mandala {self._destroying}"
         else:
             status = f"seat {self._to_move} to move"
-        lines.append(f"deck {self.deck_size()}, discard {sum(self._discard)}; {status}")
+        discard = sum(pile_counts(self._discard))
+        lines.append(f"deck {self.deck_size()}, discard {discard}; {status}")
         return "\n".join(lines)
 
     def render_result(self) -> str:
@@ -512,12 +549,11 @@ class MandalaState(State):
         lines = [f"game over: {_END_TEXT[self._end]}"]
         for s in (0, 1):
             points = self._points(s)
+            cup = self._cup(s)
             parts = []
             for slot, c in enumerate(self._river[s], 1):
-                cards = self._secret[s][c] + self._taken[s][c]
-                parts.append(f"{COLOURS[c]} {cards}x{slot}={points[c]}")
-            unscored = sum(self._secret[s][c] + self._taken[s][c]
-                           for c in SIX if not self._slot[s][c])
+                parts.append(f"{COLOURS[c]} {cup[c]}x{slot}={points[c]}")
+            unscored = sum(cup[c] for c in SIX if not self._slot[s][c])
             if unscored:
                 parts.append(f"{unscored} card(s) of colours not in the river=0")
             lines.append(f"seat {s}: {' + '.join(parts) or 'empty cup'} -> {scores[s]} points, "

@@ -1,12 +1,13 @@
 """The rules' numbers and words for `mandala`: colours, the setup's layout, every move
-string and its parse, the legal-move pieces, and reading, checking and dealing a setup (see
-engine/games/mandala.py)."""
+string, piles packed as ints, the legal-move pieces hands share, and reading, checking and
+dealing a setup (see engine/games/mandala.py)."""
 from __future__ import annotations
 
 import random
 from typing import Any, Mapping
 
 from engine.core import InvalidSetupError
+from engine.shuffle import shuffle
 
 COLOURS = ("black", "green", "orange", "purple", "red", "yellow")
 """Colour names, alphabetical: a colour's index in this tuple is its code everywhere below."""
@@ -35,12 +36,111 @@ MOUNTAIN = [[f"mountain {m} {name}" for name in COLOURS] for m in MANDALAS]
 TAKE = [f"take {name}" for name in COLOURS]
 PASS = "pass"
 
+# Piles in play are ints, so that moving cards is one addition and a hand is a table index
+# as it stands. A hand (at most 8 cards) keeps its size in bits 0-3 and colour c's count in
+# the 4 bits from HAND_SHIFT[c]; any other pile (mountain, field, discard, cards taken into a
+# cup) colour c's count in the 5 bits from PILE_SHIFT[c] (a colour has 18 cards). Both stay
+# below 2**30, the ints CPython computes with fastest.
+HAND_SHIFT = tuple(4 + 4 * c for c in SIX)
+HAND_UNIT = tuple(1 | 1 << 4 + 4 * c for c in SIX)     # one card of colour c, in a hand
+PILE_SHIFT = tuple(5 * c for c in SIX)
+PILE_UNIT = tuple(1 << 5 * c for c in SIX)             # ...in any other pile
+
 # Legal-move pieces. Colour sets are 6-bit masks (bit c = colour c).
 ALL_COLOURS = 0b111111
 BITS = [tuple(c for c in SIX if mask >> c & 1) for mask in range(64)]   # mask -> colours
-MOUNTAIN_BY_MASK = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)]
+_MOUNTAIN_BY_MASK = [[[MOUNTAIN[m][c] for c in BITS[mask]] for mask in range(64)]
                      for m in MANDALAS]
+MOUNTAINS = [[[_MOUNTAIN_BY_MASK[m][held & ~refused] for refused in range(64)]
+              for held in range(64)] for m in MANDALAS]
+"""[M][colours held][colours refused on M's mountain] -> the mountain moves on M."""
+
+# A hand's pieces are read from its halves, colours 0-2 (`hand >> 4 & 4095`) and 3-5
+# (`hand >> 16`): 12 bits each, three 4-bit counts. Each piece is made once, when first
+# needed, and shared by every hand that has it.
+Table = list[list[str]]
+HandFacts = tuple[list[str], list[str], Table, Table, Table, Table, Table, Table]
+_MOVE_LISTS: dict[tuple[str, ...], list[str]] = {}
+_HALVES: dict[tuple[int, int], tuple[list[str], int]] = {}
+_FIELD_TABLES: dict[tuple[int, int, int], Table] = {}
+
+
+def _moves(moves: list[str]) -> list[str]:
+    """The one list of these moves. Hands share their pieces, so all 3003 hands take a
+    few hundred kilobytes that a playout finds in the processor's cache (a table per hand
+    took megabytes, and the cache misses cost more than the work)."""
+    return _MOVE_LISTS.setdefault(tuple(moves), moves)
+
+
+def _colours(half: int, code: int) -> list[tuple[int, int]]:
+    """(colour, count) of the three colours of a half."""
+    return [(3 * half + k, code >> 4 * k & 15) for k in range(3)]
+
+
+def _half(half: int, code: int) -> tuple[list[str], int]:
+    """A half's discard moves and the mask of its colours."""
+    facts = _HALVES.get((half, code))
+    if facts is None:
+        colours = _colours(half, code)
+        facts = _HALVES[half, code] = (
+            _moves([move for c, n in colours for move in DISCARD[c][:n]]),
+            sum(1 << c for c, n in colours if n))
+    return facts
+
+
+def _field_table(m: int, half: int, code: int) -> Table:
+    """Mask of the colours refused on mandala m -> the field moves there of the half's
+    colours not refused, 1 to as many cards as the half holds."""
+    table = _FIELD_TABLES.get((m, half, code))
+    if table is None:
+        colours = _colours(half, code)
+        by_three = [_moves([move for k, (c, n) in enumerate(colours) if not refused >> k & 1
+                            for move in FIELD[m][c][:n]])
+                    for refused in range(8)]
+        table = _FIELD_TABLES[m, half, code] = [by_three[refused >> 3 * half & 7]
+                                                for refused in range(64)]
+    return table
+
+
+def hand_facts(hand: int) -> HandFacts:
+    """What a non-empty hand alone decides of the legal moves: its discard moves in colours
+    0-2 and 3-5; its field moves (as many cards of each colour as it may put there, keeping
+    one in hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in colours 0-2, 3-5; and
+    its mountain moves on mandala 0, then 1: each of the last six as a table from the mask of
+    the colours the rule of colour refuses there to the moves."""
+    discards_low, held_low = _half(0, hand >> 4 & 4095)
+    discards_high, held_high = _half(1, hand >> 16)
+    held = held_low | held_high
+    if not held & (held - 1):
+        # A hand of one colour keeps a card of it: its field moves are those of one card less.
+        hand -= HAND_UNIT[BITS[held][0]]
+    low, high = hand >> 4 & 4095, hand >> 16
+    return (discards_low, discards_high, _field_table(0, 0, low), _field_table(0, 1, high),
+            _field_table(1, 0, low), _field_table(1, 1, high), MOUNTAINS[0][held],
+            MOUNTAINS[1][held])
+
+
 TAKE_BY_MASK = [[TAKE[c] for c in BITS[mask]] for mask in range(64)]
+
+
+def pack_hand(counts: list[int]) -> int:
+    """Six colour counts as a hand."""
+    return sum(n * HAND_UNIT[c] for c, n in enumerate(counts))
+
+
+def pack_pile(counts: list[int]) -> int:
+    """Six colour counts as any other pile."""
+    return sum(n * PILE_UNIT[c] for c, n in enumerate(counts))
+
+
+def hand_counts(hand: int) -> list[int]:
+    """A hand as its six colour counts."""
+    return [hand >> shift & 15 for shift in HAND_SHIFT]
+
+
+def pile_counts(pile: int) -> list[int]:
+    """Any other pile as its six colour counts."""
+    return [pile >> shift & 31 for shift in PILE_SHIFT]
 
 
 NOTATION_HELP = ("expected 'mountain M COLOUR', 'field M COLOUR N', 'discard COLOUR N', "
@@ -66,20 +166,20 @@ FULL_DECK = [c for c in SIX for _ in range(CARDS_PER_COLOUR)]     # sorted, as b
 
 
 def deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[int]]:
-    """A random deal as colour codes: (piles as in a setup, deck top first)."""
+    """A random deal as colour codes: (piles in a setup's layout, not yet sorted; deck top
+    first)."""
     deck = FULL_DECK[:]
-    rng.shuffle(deck)     # the same draws as shuffling colour names: only the length counts
-    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1. Codes sort
-    # like the names they stand for (colours are alphabetical).
-    return ({"cups": [sorted(deck[0:2]), sorted(deck[2:4])],
-             "hands": [sorted(deck[4:10]), sorted(deck[10:16])],
-             "mountains": [sorted(deck[16:18]), sorted(deck[18:20])]}, deck[20:])
+    shuffle(deck, rng)    # the same draws as shuffling colour names: only the length counts
+    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1.
+    return ({"cups": [deck[0:2], deck[2:4]], "hands": [deck[4:10], deck[10:16]],
+             "mountains": [deck[16:18], deck[18:20]]}, deck[20:])
 
 
 def setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict[str, Any]:
-    """A deal in the setup form of docs/notation.md (colour names)."""
-    setup: dict[str, Any] = {key: [[COLOURS[c] for c in pile] for pile in piles[key]]
-                   for key in SETUP_PILES}
+    """A deal in the setup form of docs/notation.md (colour names, piles sorted; codes sort
+    like the names they stand for, colours being alphabetical)."""
+    setup: dict[str, Any] = {key: [[COLOURS[c] for c in sorted(pile)] for pile in piles[key]]
+                             for key in SETUP_PILES}
     setup["deck"] = [COLOURS[c] for c in deck]
     return setup
 
