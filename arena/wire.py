@@ -62,13 +62,13 @@ def new_match_message(match_id: str, game_id: str, options: dict, seat: int, pla
 
 def act_message(act_id: int, match_id: str, ply: int, game_id: str, observation: dict,
                 legal_moves: list[str], clock: MoveClock) -> arena_pb2.ArenaMessage:
-    act = arena_pb2.ActRequest(
-        act_id=act_id, match_id=match_id, ply=ply, legal_moves=legal_moves,
-        clock=arena_pb2.Clock(remaining_ms=limit_millis(clock.remaining),
-                              move_limit_ms=limit_millis(clock.move_limit),
-                              allowed_ms=limit_millis(clock.allowed)),
-        **{observation_field(game_id): observation})
-    return arena_pb2.ArenaMessage(act=act)
+    # Built in place from dicts: an ActRequest made first would be copied into the message.
+    return arena_pb2.ArenaMessage(act={
+        "act_id": act_id, "match_id": match_id, "ply": ply, "legal_moves": legal_moves,
+        "clock": {"remaining_ms": limit_millis(clock.remaining),
+                  "move_limit_ms": limit_millis(clock.move_limit),
+                  "allowed_ms": limit_millis(clock.allowed)},
+        observation_field(game_id): observation})
 
 
 def match_over_message(match_id: str, result: dict) -> arena_pb2.ArenaMessage:
