@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ from arena.clock import TimeControl
 from arena.keys import installation_key
 from arena.league.config import LeagueConfig
 from arena.league.plan import LEAGUE
-from arena.match import play_match
+from arena.match import StrategySeat, play_match
 from arena.league.store import Store
 from engine import registry
 from engine.records import verify as records_verify
@@ -303,6 +304,33 @@ def test_a_bot_computing_in_the_kernel_while_frozen_forfeits_for_fair_play(tmp_p
     assert taken > 15
     assert log_lines(tmp_path / "logs", "frozen_thief:")   # it did try
     assert records_verify(record)["ok"]   # the forfeiter is the seat to move
+
+
+@pytest.mark.serial   # CPU taken in the gaps: measured with nothing beside it
+def test_a_bot_spinning_while_held_is_frozen_between_its_later_turns(tmp_path):
+    # Held between its turns (the least CPU quota), a thread that spins still gets a few
+    # milliseconds a gap: what the scheduler lets it overrun. The arena sees the bot use its
+    # quota in its first gap and freezes it outright from then on. Each gap is stretched to
+    # 30 ms while the built-in opponent moves, and the spinner's CPU in it is read.
+    taken = []
+    with BotHost(log_dir=tmp_path / "logs") as host:
+        spinner = host.seat(BotSpec.load(HOSTILE / "held_spinner"), lane=0)
+
+        def gap(event) -> None:
+            if getattr(event, "seat", None) == 1:   # the opponent moved: the spinner rests
+                before = spinner.cpu_seconds()
+                time.sleep(0.03)
+                taken.append(spinner.cpu_seconds() - before)
+        record = play_match("mandala", 2, {}, 5, [spinner, StrategySeat("random", "mandala")],
+                            TimeControl(move_time=5), gap, bot_seeds=(1, 2))
+        held = spinner.process.held
+        spinner.close()
+    assert record["result"]["end"] == "normal", record["result"]
+    assert log_lines(tmp_path / "logs", "held_spinner: spinning")
+    assert len(taken) >= 10 and not held
+    # Frozen from its second gap on: nothing. (Held throughout, as the control, it took
+    # 2.3-3.1 ms in each 30 ms gap from its third on, measured.)
+    assert max(taken[1:]) < 0.0005, taken
 
 
 @pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it

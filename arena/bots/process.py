@@ -57,6 +57,9 @@ CLOSE_GRACE = 1.0  # seconds the bots of a closing host get to read their last m
 MAX_CONNECTIONS = 8     # connections one bot may hold to its server; more are closed at once
 MAX_CALLS = 2           # calls at once on a bot's server (handshake, Play); more are refused
 IDLE_CONNECTION_MS = 5000   # a connection without a call is closed after this
+HELD_GAP_CPU = sandbox.HELD_QUOTA_US / 1e6
+"""CPU seconds a held bot may use in one gap between its turns before it is frozen instead
+from then on (`BotProcess.rest`): its whole quota, which no honest bot comes near."""
 
 
 # -- one bot process ------------------------------------------------------------------------
@@ -84,6 +87,8 @@ class BotProcess:
         self.act_ids = itertools.count(1)
         self.handshaken = False
         self.frozen = False                                    # by `rest`, until its next act
+        self.rested_cpu: float | None = None   # its CPU time as it was last held
+        self.held = True    # held between its turns; False once it used a gap's quota (`rest`)
         self.run_queue_mark = 0.0   # its threads' run-queue wait at the last mark
         self.socket_path = host.socket_dir / f"bot-{next(host._socket_ids)}.sock"
         self.server: grpc.Server | None = None
@@ -152,14 +157,31 @@ class BotProcess:
 
     def rest(self) -> None:
         """Stops every process of the bot until its next act (CPU fairness: a bot computes
-        only on its own clock, never while another bot thinks): held at the kernel's least
-        CPU quota, 1 ms a second (`sandbox.SandboxedProcess.hold`), or frozen where there is no
-        CPU controller. At once, without waiting for a thread to stop: what a bot takes
-        between its reply and here, and while held, is counted against it
-        (`arena.match.FROZEN_CPU_BURST`)."""
+        only on its own clock, never while another bot thinks), at once, without waiting for
+        a thread to stop.
+
+        Held at the kernel's least CPU quota (`sandbox.SandboxedProcess.hold`): cheap, and its
+        threads sleep on undisturbed, but a thread that spins meanwhile gets its quota plus
+        what the scheduler lets it overrun until its tick (~2-5 ms a gap, measured). So a bot
+        that used HELD_GAP_CPU or more in a gap (an honest one uses ~0.05 ms) is frozen
+        instead between all its later turns. Either way, what it takes between its reply and
+        its next move is counted against it (`arena.match.FROZEN_CPU_BURST`)."""
         if self.host.freeze_between_turns and self.alive():
-            self.process.hold()
+            if self.held:
+                self.rested_cpu = self.process.cpu_seconds()
+                self.process.hold()
+            else:
+                self.process.freeze(wait=False)
             self.frozen = True
+
+    def _judge_gap(self) -> None:
+        """Freezes the bot between its later turns if it used HELD_GAP_CPU in this gap."""
+        if self.held and self.rested_cpu is not None:
+            if self.process.cpu_seconds() - self.rested_cpu >= HELD_GAP_CPU:
+                self.held = False
+                log.info(f"bot {self.spec.name} computed while held (process {self.tag}): "
+                         "frozen between its turns from now on")
+            self.rested_cpu = None
 
     def cpu_seconds(self) -> float | None:
         """CPU time all the bot's processes used so far, or None once it is gone."""
@@ -211,6 +233,7 @@ class BotProcess:
         """Sends an act request and waits for its reply until the clock's deadline."""
         act_id = message.act.act_id
         if self.frozen:   # since its last move (`rest`), unless it moved just before
+            self._judge_gap()
             self.process.thaw()
             self.frozen = False
         self.send(message)    # a stream the bot has ended, before or after the thaw: raises

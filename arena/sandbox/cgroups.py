@@ -408,9 +408,10 @@ class BotCgroups:
 
     def hold(self) -> None:
         """Holds the bot between its turns: its CPU quota drops to the kernel's least, 1 ms a
-        second, until `thaw`. Its threads sleep on undisturbed and any that wakes gets at most
-        that: each quota write hands the cgroup a fresh quota, so a bot can take at most
-        HELD_QUOTA_US in a gap plus 0.1% of the gap's length, counted in `cpu_seconds`.
+        second, until `thaw`. Its threads sleep on undisturbed and any that wakes runs within
+        that: each quota write hands the cgroup a fresh quota, and the kernel enforces it at
+        its tick, so a thread that spins gets a few milliseconds (`BotProcess.rest` freezes a
+        bot that does), all counted in `cpu_seconds`.
 
         The freezer stops a bot fully, but it wakes every thread of the bot to stop it and
         again to thaw it: ~100 µs of CPU a move for the arena and as much for a Python bot of
