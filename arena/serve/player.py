@@ -5,8 +5,10 @@ seating, each seating on a new deal (its seed derived from the service's secret 
 table's number and the seating, so no two matches ever share one: no version plays a deal
 twice, and no process of a bot can tell another what it saw of a deal), hands those matches
 to the executor (local worker processes or Ray actors, exactly as a league does: bots run
-only there, sandboxed), stores each finished match in its own transaction as it comes back,
-and refits the ladder after the batch. A batch is small (a few tables per worker), so a
+only there, sandboxed), stores each finished match in its own transaction as it comes back
+(with the Ray node that played it, and first the log lines its bots wrote there: this
+process is the only writer of the database and of the logs authors read), and refits the
+ladder after the batch. A batch is small (a few tables per worker), so a
 newly admitted version joins within seconds.
 
 The executor is one for the service's life (a kept Dispatcher): its workers and their bot
@@ -30,6 +32,7 @@ from typing import Sequence
 from arena.errors import ArenaError, HostError
 from arena.keys import LeagueKey
 from arena.league.config import RunPlan
+from arena.league.nodelogs import append_logs
 from arena.stats.ratings import pairwise_results
 from arena.league.schedule import MatchSpec, rotations
 from arena.serve import scheduler
@@ -82,7 +85,7 @@ def store_finished(db: ServiceDB, ladder: Ladder, finished: FinishedMatch,
     labels = [version.label for version in seated]
     row = finished.row(ladder=ladder.id, table_no=spec.deal_index,
                        versions=json.dumps([version.id for version in seated]),
-                       labels=json.dumps(labels))
+                       labels=json.dumps(labels), node=finished.node or None)
     outcome = finished.outcome(labels)
     seats = [(version.id, seat, row["forfeit_reason"] if outcome.forfeit_seat == seat else None)
              for seat, version in enumerate(seated)]
@@ -202,6 +205,8 @@ class MatchPlayer(threading.Thread):
         finished = self.executor.run(plan, batch.specs)
         try:
             for match in finished:
+                # A node's log lines first: once the match is listed, its log shows it.
+                append_logs(self.log_dir, match.logs)
                 store_finished(self.db, ladder, match, batch.versions)
                 stored.add(match.spec.id)
                 if self.stopping.is_set():
