@@ -50,6 +50,8 @@ STALL_NOTE_SECONDS = 60.0
 """After this long without a finished match, say what the cluster is short of."""
 CLOSE_SECONDS = 10.0
 """How long actors get to end their bots when a pool closes, before they are killed."""
+SHIPMENTS = 16
+"""Plans a pool keeps put in Ray's object store (one per ladder a service serves, at most)."""
 KEPT_BUNDLES = 256
 """Versions a portable pool keeps in Ray's object store (the most recently played): a
 version played again after that is packed and put again."""
@@ -158,14 +160,15 @@ class LeagueWorker:
         """The actor's process id (for tests that kill their own actors)."""
         return os.getpid()
 
-    def play(self, spec: MatchSpec, shipment: tuple | None = None) -> FinishedMatch:
-        """Plays one match; `shipment` (a kept pool's run: its plan and the bundles of its
-        versions, or None) replaces the actor's plan first. The match comes back with the
-        node that played it and, from a portable pool, its bots' new log lines."""
+    def play(self, spec: MatchSpec, shipment: tuple) -> FinishedMatch:
+        """Plays one match of `shipment`'s plan (with the bundles of its versions, or None),
+        adopted first if it is not the actor's (a kept pool's next run, another ladder).
+        The match comes back with the node that played it and, from a portable pool, its
+        bots' new log lines."""
         import ray
         if self.failed is not None:
             raise self.failed
-        if shipment is not None and shipment[0] != self.asked:
+        if shipment[0] != self.asked:
             plan, bundles = shipment
             local = plan if self.cache is None else self.localize(plan, bundles)
             self.source.adopt(local)
@@ -278,14 +281,15 @@ class RayTransport(Transport):
         self.on_close = on_close
         self.kept: OrderedDict[str, Any] | None = OrderedDict() if portable else None
         """A portable pool's bundles: version -> ObjectRef, the most recently played last."""
-        self.bundles = self.ship(plan)
+        self.shipments: list[tuple[RunPlan, Any]] = []
+        """The latest plans (a service's ladders), each with the ObjectRef of (plan, bundles):
+        put once, carried by every play call of that plan."""
         # Sync actors run their calls one at a time on one thread that lives as long as the
         # actor: the bot processes it starts live as long as the actor (sandbox rule).
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(LeagueWorker)
         self.actors: dict[int, Any] = {}
         self.in_flight: dict[Any, tuple[int, MatchSpec]] = {}   # ObjectRef -> (worker, spec)
         self.pids: dict[int, Any] = {}   # worker -> ObjectRef of its pid, until logged
-        self.plan_ref = None   # the plan of a kept pool's later runs, in Ray's object store
 
     def ship(self, plan: RunPlan) -> dict[str, Any] | None:
         """The bundles of `plan`'s bot versions, each packed and put into the object store
@@ -309,19 +313,25 @@ class RayTransport(Transport):
             self.kept.popitem(last=False)
         return bundles
 
+    def shipment(self, plan: RunPlan) -> Any:
+        """The ObjectRef of (plan, its bundles), put the first time the plan is handed."""
+        for known, ref in self.shipments:
+            if known == plan:
+                return ref
+        ref = self.ray.put((plan, self.ship(plan)))
+        self.shipments = [*self.shipments[-(SHIPMENTS - 1):], (plan, ref)]
+        return ref
+
     def start(self, index: int) -> None:
-        self.actors[index] = self.actor_class.remote(self.plan, index, self.bundles)
+        self.actors[index] = self.actor_class.remote(self.plan, index, self.ship(self.plan))
         self.pids[index] = self.actors[index].pid.remote()   # answered before any match
 
     def use(self, plan: RunPlan) -> None:
-        if plan != self.plan:
-            self.bundles = self.ship(plan)
-            self.plan = plan
-            # Each play call carries it, sent once.
-            self.plan_ref = self.ray.put((plan, self.bundles))
+        self.plan = plan
 
-    def hand(self, index: int, spec: MatchSpec) -> None:
-        self.in_flight[self.actors[index].play.remote(spec, self.plan_ref)] = (index, spec)
+    def hand(self, index: int, spec: MatchSpec, plan: RunPlan) -> None:
+        call = self.actors[index].play.remote(spec, self.shipment(plan))
+        self.in_flight[call] = (index, spec)
 
     def next_event(self) -> Done | Died:
         ray = self.ray
