@@ -12,6 +12,8 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -105,6 +107,23 @@ def test_a_node_ships_what_each_log_gained_and_the_server_keeps_it_under_its_cap
 
 
 # -- a service on two Ray nodes ----------------------------------------------------------------
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to pin to")
+def test_a_pinned_node_starts_everything_on_a_core_of_its_own(tmp_path):
+    from arena.bench.raycluster import LocalCluster
+    show = [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
+    pinned, free = LocalCluster(tmp_path, pin=True), LocalCluster(tmp_path)
+    try:
+        for index in (0, 1):
+            done = subprocess.run(show, preexec_fn=pinned._pin(index), capture_output=True,
+                                  text=True, check=True)
+            assert done.stdout.strip() == str([pinned.cores[index]])
+        assert free._pin(1) is None
+    finally:
+        pinned.stop()
+        free.stop()
+    assert not pinned.temp.exists()
+
 
 def query(data: Path, sql: str) -> list[tuple]:
     conn = sqlite3.connect(f"file:{data / 'service.sqlite'}?mode=ro", uri=True)

@@ -50,17 +50,21 @@ def _free_port() -> int:
 class LocalCluster:
     """`nodes` Ray nodes of `cpus` CPUs each; node i keeps its data in `folder/node-i`."""
 
-    def __init__(self, folder: Path, nodes: int = 2, cpus: int = 1, token: str | None = None):
+    def __init__(self, folder: Path, nodes: int = 2, cpus: int = 1, token: str | None = None,
+                 pin: bool = False):
         """`token`: the cluster's auth token (default: a new one). Ray reads the token of a
         driver once, when it is imported: a process that joins clusters one after another
         gives them all the same token, and sets `auth` in its environment before `import
-        ray`."""
+        ray`. `pin`: node i and everything it starts (actors, bots) run on this machine's
+        core i only, as on a machine of its own: `--num-cpus` only counts CPUs, it does not
+        keep a node's bots off the other cores."""
         self.folder = folder
         self.nodes = nodes
         self.cpus = cpus
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.processes: list[subprocess.Popen] = []   # each `ray start --block`, a group leader
+        self.cores = sorted(os.sched_getaffinity(0)) if pin else []
         # Ray's sockets live in its temporary folder, whose path must stay short.
         self.temp = Path(tempfile.mkdtemp(prefix="arena-ray-", dir="/tmp"))
         self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token or secrets.token_hex(16)}
@@ -83,7 +87,7 @@ class LocalCluster:
                  "--temp-dir", str(self.temp / f"n{index}"), "--node-ip-address", "127.0.0.1",
                  "--disable-usage-stats"],
                 env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL))
+                stderr=subprocess.DEVNULL, preexec_fn=self._pin(index)))
             if index == 0:
                 self._wait_for_head()
         done = subprocess.run([sys.executable, "-c", _WAIT_FOR_NODES, self.address,
@@ -96,6 +100,13 @@ class LocalCluster:
             raise ArenaError(f"the {self.nodes} Ray nodes did not all start in "
                              f"{START_SECONDS:.0f} s ({said[-1] if said else 'no message'})")
         return self
+
+    def _pin(self, index: int):
+        """What runs in node `index`'s `ray start` before it starts: its core, if pinned."""
+        if not self.cores:
+            return None
+        core = self.cores[index % len(self.cores)]
+        return lambda: os.sched_setaffinity(0, {core})
 
     def _wait_for_head(self) -> None:
         deadline = time.monotonic() + START_SECONDS

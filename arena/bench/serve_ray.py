@@ -1,6 +1,9 @@
 """`arena bench serve --ray-seconds`: the service's matches per minute on one Ray node and on
-two, each node given one CPU (so two nodes share this machine's two cores fairly), and its
-live actors and bot processes as the batches go by (they must stay flat).
+two, each node given one CPU (`--num-cpus 1`) and pinned to a core of its own (so two nodes
+share this machine's two cores fairly, and one node cannot spread its bots over both), and
+its live actors and bot processes as the batches go by (they must stay flat). The service's
+own process (its database, refits, scheduling) is not pinned; Ray's servers of a node run on
+its core, as they would on its machine.
 
 Each run starts a cluster of its own on this machine (arena.bench.raycluster: one `ray start`
 per node, each with its own temporary and data folders), then runs the service's match thread
@@ -73,7 +76,8 @@ def ray_run(folder: Path, nodes: int, seconds: float, seed: int, token: str,
         add_admitted(db, ladder.id, f"author-{name}", name, BotSpec.load(source).version,
                      str(source))
     progress(f"ray: starting {nodes} node(s) of 1 CPU ...")
-    with LocalCluster(folder / "cluster", nodes=nodes, cpus=1, token=token) as cluster:
+    with LocalCluster(folder / "cluster", nodes=nodes, cpus=1, token=token,
+                      pin=True) as cluster:
         os.environ.update(cluster.auth)   # this process is the cluster's driver
         import ray
         pool = RayPool(nodes, cluster.address, quiet=True, keep=True, portable=True)
@@ -106,7 +110,7 @@ def ray_table(runs: list[RayRun]) -> str:
              " ".join(f"{actors}/{bots}/{processes}" for _, actors, bots, processes
                       in run.samples[::max(1, len(run.samples) // 6)])]
             for run in runs]
-    table = tabulate(rows, headers=["nodes (1 CPU each)", "matches", "seconds",
+    table = tabulate(rows, headers=["nodes (1 CPU, 1 core each)", "matches", "seconds",
                                     "matches/min", "batches", "nodes that played",
                                     "actors/bots/bot processes every 10 batches"],
                      tablefmt="simple")
