@@ -19,7 +19,8 @@ A portable pool (`portable=True`, the service's) shares nothing with its nodes b
 bot version goes into Ray's object store once, packed by content hash, and each actor plays
 it from its node's cache (arena.league.bundles), checked against the hash; its bots log into
 a folder of the node's, and each match comes back with the lines they gained
-(arena.league.nodelogs) and the id of the node that played it.
+(arena.league.nodelogs) and the id of the node that played it. Its actors also run the
+service's admission checks between their matches (`RayPool.check_on_worker`).
 
 A kept pool (`keep=True`, the service's) keeps its actors, their bots and Ray across runs,
 each run's plan riding along with its matches; an actor that ends gracefully ends its bots
@@ -27,13 +28,16 @@ each run's plan riding along with its matches; an actor that ends gracefully end
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import socket
+import tempfile
+import threading
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from arena.bots.manifest import is_builtin
 from arena.errors import ArenaError, HostError
@@ -50,6 +54,8 @@ STALL_NOTE_SECONDS = 60.0
 """After this long without a finished match, say what the cluster is short of."""
 CLOSE_SECONDS = 10.0
 """How long actors get to end their bots when a pool closes, before they are killed."""
+CHECK_SECONDS = 900.0
+"""The longest an admission check on an actor may take, waiting for its matches included."""
 SHIPMENTS = 16
 """Plans a pool keeps put in Ray's object store (one per ladder a service serves, at most)."""
 KEPT_BUNDLES = 256
@@ -177,6 +183,25 @@ class LeagueWorker:
         return replace(finished, node=ray.get_runtime_context().get_node_id(),
                        logs=self.logs.collect() if self.logs is not None else {})
 
+    def check(self, check: Callable[[Path, Any, Path], Any], version: str, bundle: list,
+              *args: Any) -> tuple[Any, dict[str, bytes], str]:
+        """Runs an admission check, `check(folder, *args, log_dir)`, of bot `version` here,
+        between this actor's matches (on its CPU, its own bots idle): the version from the
+        node's cache (`bundle`: [its ObjectRef], in a list so that Ray does not fetch it
+        when the cache holds it), the check's logs in a folder of the node's, returned with
+        the verdict and the node's id."""
+        import ray
+        if self.cache is None:
+            raise HostError("only a portable pool's actors run checks")
+        folder = self.cache.folder(version, lambda: ray.get(bundle[0]))
+        # Named as the actor's log folder is: removed by the next actor if this one dies.
+        with tempfile.TemporaryDirectory(prefix=f"actor-{os.getpid()}-check-",
+                                         dir=self.logs.folder.parent) as scratch:
+            verdict = check(folder, *args, Path(scratch))
+            logs = {path.relative_to(scratch).as_posix(): path.read_bytes()
+                    for path in Path(scratch).rglob("*") if path.is_file()}
+        return verdict, logs, ray.get_runtime_context().get_node_id()
+
     def close(self) -> None:
         if self.source is not None:
             self.source.close()
@@ -202,6 +227,7 @@ class RayPool(Dispatcher):
         self.quiet = quiet
         self.portable = portable
         self._started_ray = False
+        self._next_checker = itertools.count()
 
     def connect(self, *, stay: bool = False) -> None:
         """Joins the cluster (or starts Arena's own); LeagueError in one line if it cannot,
@@ -251,6 +277,29 @@ class RayPool(Dispatcher):
         log.info("Ray: %s, %d CPUs", f"joined {self.address}" if self.address
                  else "started a local instance", ray.cluster_resources().get("CPU", 0))
 
+    def check_on_worker(self, check: Callable[..., Any], folder: str, version: str,
+                        *args: Any) -> tuple[Any, dict[str, bytes], str] | None:
+        """Runs `LeagueWorker.check` on one of this portable pool's actors (in turns), the
+        version shipped through the object store; None when no actor is up yet (no batch
+        played so far). HostError when the actor or its node fails meanwhile."""
+        transport = self._transport
+        if not (self.portable and isinstance(transport, RayTransport)):
+            return None
+        actors = list(transport.actors.values())
+        if not actors:
+            return None
+        actor = actors[next(self._next_checker) % len(actors)]
+        ray = _ray()
+        try:
+            bundle = [transport.bundle(folder, version)]
+            return ray.get(actor.check.remote(check, version, bundle, *args),
+                           timeout=CHECK_SECONDS)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as error:
+            raise HostError(f"the Ray actor checking it failed: {error}".splitlines()[0]) \
+                from None
+        except ray.exceptions.RayTaskError as error:
+            raise HostError(str(error.as_instanceof_cause()).splitlines()[-1]) from None
+
     def shutdown(self) -> None:
         if self._started_ray:
             _ray().shutdown()
@@ -281,6 +330,7 @@ class RayTransport(Transport):
         self.on_close = on_close
         self.kept: OrderedDict[str, Any] | None = OrderedDict() if portable else None
         """A portable pool's bundles: version -> ObjectRef, the most recently played last."""
+        self.lock = threading.Lock()   # the match thread and the admission thread ship
         self.shipments: list[tuple[RunPlan, Any]] = []
         """The latest plans (a service's ladders), each with the ObjectRef of (plan, bundles):
         put once, carried by every play call of that plan."""
@@ -297,21 +347,23 @@ class RayTransport(Transport):
         they were sent, so a bundle dropped here stays while a match still needs it."""
         if self.kept is None:
             return None
-        bundles = {}
-        for bot in plan.bots:
-            if is_builtin(bot.source):
-                continue
-            if bot.version not in self.kept:
-                if not Path(bot.source).is_dir():
-                    raise HostError(f"the host could not ship bot {bot.name}: its folder "
-                                    f"{bot.source} is gone (not the bot's fault: its matches "
-                                    "are not played; restore the folder)")
-                self.kept[bot.version] = self.ray.put(pack_version(bot.source))
-            self.kept.move_to_end(bot.version)
-            bundles[bot.version] = self.kept[bot.version]
-        while len(self.kept) > KEPT_BUNDLES:
-            self.kept.popitem(last=False)
-        return bundles
+        return {bot.version: self.bundle(bot.source, bot.version, bot.name)
+                for bot in plan.bots if not is_builtin(bot.source)}
+
+    def bundle(self, folder: str, version: str, name: str = "") -> Any:
+        """The ObjectRef of a version's packed folder, put the first time it is asked for."""
+        with self.lock:
+            if version not in self.kept:
+                if not Path(folder).is_dir():
+                    raise HostError(f"the host could not ship bot {name or version}: its "
+                                    f"folder {folder} is gone (not the bot's fault: its "
+                                    "matches are not played; restore the folder)")
+                self.kept[version] = self.ray.put(pack_version(folder))
+            self.kept.move_to_end(version)
+            ref = self.kept[version]
+            while len(self.kept) > KEPT_BUNDLES:
+                self.kept.popitem(last=False)
+            return ref
 
     def shipment(self, plan: RunPlan) -> Any:
         """The ObjectRef of (plan, its bundles), put the first time the plan is handed."""
