@@ -75,6 +75,18 @@ def test_bytes_that_do_not_make_the_version_are_a_host_fault_and_leave_nothing(t
     assert cache.versions() == [] and not any((tmp_path / "node" / "versions").iterdir())
 
 
+def test_an_unpacking_cut_short_long_ago_is_removed_and_a_recent_one_kept(tmp_path):
+    from arena.league.bundles import STALE_STAGING_SECONDS
+    versions = tmp_path / "node" / "versions"
+    old, recent = versions / ".staging-old", versions / ".staging-recent"
+    for folder in (old, recent):
+        (folder / "part").mkdir(parents=True)
+    past = time.time() - STALE_STAGING_SECONDS - 60
+    os.utime(old, (past, past))
+    NodeCache(tmp_path / "node")
+    assert not old.exists() and recent.exists()
+
+
 # -- logs back to the server -------------------------------------------------------------------
 
 def test_a_node_ships_what_each_log_gained_and_the_server_keeps_it_under_its_cap(tmp_path):

@@ -19,6 +19,7 @@ import io
 import os
 import secrets
 import tarfile
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -30,6 +31,8 @@ NODE_DATA_ENV = "ARENA_NODE_DATA"
 """The node's data folder, read where the actor runs (set it in the environment of the
 node's `ray start`); never the server's data folder."""
 
+STALE_STAGING_SECONDS = 3600.0
+"""Age after which an unfinished unpacking in a node's cache is removed."""
 BUNDLE_LIMITS = UploadLimits(packed_bytes=256 << 20, unpacked_bytes=1 << 30, entries=100_000,
                              name_chars=4096)
 """Limits of a bundle's unpacking: far above any upload's (a bundle is a stored version,
@@ -74,6 +77,11 @@ class NodeCache:
     def __init__(self, root: Path):
         self.root = root / "versions"
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # An actor killed while unpacking leaves its staging folder; one this old is no
+        # other actor's work in progress.
+        for staging in self.root.glob(".staging-*"):
+            if time.time() - staging.stat().st_mtime > STALE_STAGING_SECONDS:
+                remove_version_folder(staging)
 
     def folder(self, version: str, fetch: Callable[[], bytes]) -> Path:
         """The folder of `version`, checked against its hash; unpacked from `fetch()` (the
