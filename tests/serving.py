@@ -65,9 +65,12 @@ Player().run()
 class Service:
     """One `arena serve` process, and how to talk to it."""
 
-    def __init__(self, data: Path, port: int, log: Path, options: Sequence[str] = ()):
+    def __init__(self, data: Path, port: int, log: Path, options: Sequence[str] = (),
+                 env: dict | None = None):
+        """`env`: more environment for the service (a Ray cluster's auth token)."""
         self.data, self.port, self.log = data, port, log
         self.options = list(options)
+        self.env = dict(env or {})
         self.url = f"http://127.0.0.1:{port}"
         self.process: subprocess.Popen | None = None
         self.tokens: dict[str, str] = {}
@@ -78,7 +81,7 @@ class Service:
         return self.tokens[name]
 
     def start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), **self.env}
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from arena.cli import main; main()", "serve",
              "--data", str(self.data), "--port", str(self.port), *self.options],

@@ -39,6 +39,8 @@ class FakeTransport(Transport):
         self.most_held = 0
         self.closed_at_once: bool | None = None
         self.plans: list[RunPlan] = []
+        self.handed: dict[str, RunPlan] = {}   # match id -> the plan it was handed with
+        self.first_held: list[RunPlan] | None = None   # plans of the matches held at first
 
     def start(self, index: int) -> None:
         self.queues[index] = []
@@ -47,12 +49,16 @@ class FakeTransport(Transport):
     def use(self, plan: RunPlan) -> None:
         self.plans.append(plan)
 
-    def hand(self, index: int, spec: MatchSpec) -> None:
+    def hand(self, index: int, spec: MatchSpec, plan: RunPlan) -> None:
+        self.handed[spec.id] = plan
         self.queues[index].append(spec)
         self.most_held = max(self.most_held, len(self.queues[index]))
 
     def next_event(self) -> Done | Died:
         busy = sorted(index for index, held in self.queues.items() if held)
+        if self.first_held is None:
+            self.first_held = [self.handed[spec.id] for held in self.queues.values()
+                               for spec in held]
         assert busy, "the dispatcher waits, but no worker holds a match"
         index = self.rng.choice(busy)
         if self.deaths and self.rng.random() < 0.1:
@@ -131,6 +137,21 @@ def test_a_kept_pool_starts_its_workers_once_and_ends_them_only_when_closed():
     pool.close()
     assert transport.closed_at_once is False
     pool.close()   # closing twice is harmless
+
+
+def test_matches_of_several_plans_are_dealt_together_each_with_its_plan():
+    """The service's ladders in one run: a worker takes the next match whatever its plan,
+    so no worker waits for one ladder's last match while another has matches to play."""
+    transport = FakeTransport(seed=7)
+    plans = [RunPlan("mandala", 2, {}, {}, (), log_dir="a"),
+             RunPlan("flowers", 2, {}, {}, (), log_dir="b")]
+    jobs = [(plans[index % 2], spec) for index, spec in enumerate(SPECS[:20])]
+    played = [match.spec.id for match in FakePool(2, transport).run_jobs(jobs)]
+    assert sorted(played) == sorted(spec.id for _, spec in jobs)
+    assert transport.handed == {spec.id: plan for plan, spec in jobs}
+    # Both plans' matches are in play at once, from the first deal on.
+    assert len(transport.first_held) == 4 and all(plan in transport.first_held
+                                                  for plan in plans)
 
 
 def test_a_kept_pool_restarts_per_run_and_reopens_after_a_run_that_stopped_early():

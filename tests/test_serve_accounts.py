@@ -307,8 +307,11 @@ def test_retire_bot_on_the_command_line(service):
 def test_a_schema_1_database_is_upgraded_and_keeps_its_rows(tmp_path):
     old_tables = servedb._SCHEMA.replace(servedb._HEAD_TO_HEAD, "").replace(
         "    retired   REAL,                     -- when its author retired it: no more matches\n",
-        "")
+        "").replace(
+        ",\n    node           TEXT                 -- the Ray node that played it (NULL: "
+        "this machine)\n", "\n")
     assert "retired" not in old_tables.split("CREATE TABLE versions")[0]
+    assert "node" not in old_tables
     old_kind = sqlite.Kind(servedb.APP, 1, (1,), old_tables, "arena service database", "",
                            servedb.ServiceDBError)
     def fill(conn) -> None:
@@ -320,6 +323,7 @@ def test_a_schema_1_database_is_upgraded_and_keeps_its_rows(tmp_path):
     assert sqlite.marker(db.connection()) == (servedb.APP, servedb.SCHEMA_VERSION)
     assert db.query("SELECT name FROM authors") == [("ann",)]
     assert db.query("SELECT retired FROM bots") == []   # the column is there
+    assert db.query("SELECT node FROM matches") == []   # and schema 4's
     # The head-to-head totals are made from the pairs already stored.
     assert sorted(db.query("SELECT first, second, games, points FROM head_to_head")) == [
         (1, 2, 2, 1.0), (1, 3, 1, 1.0), (2, 1, 1, 0.5)]

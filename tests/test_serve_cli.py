@@ -69,7 +69,8 @@ def test_submit_and_recheck_refuse_bad_input_and_an_unreachable_server(tmp_path)
 
 @pytest.mark.slow   # a benchmark's tables: a service plays batches up to 16 (95 s of a quick run)
 def test_bench_serve_prints_the_settling_memory_and_life_tables():
-    result = run("bench", "serve", "--repeats", "1", "--matches", "2000", "--batches", "16")
+    result = run("bench", "serve", "--repeats", "1", "--matches", "2000", "--batches", "16",
+                 "--ray-seconds", "0")
     assert result.exit_code == 0, result.output
     ratio = re.search(r"adaptive / round robin\s+([0-9.]+)", result.output)
     assert ratio and float(ratio.group(1)) <= 0.5, result.output

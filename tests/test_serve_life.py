@@ -100,6 +100,32 @@ def test_a_kept_worker_killed_between_batches_is_replaced_and_its_bots_end(tmp_p
     assert db.match_count(ladder.id) == 4
 
 
+def test_ladders_play_concurrently_in_one_round_on_the_same_workers(tmp_path):
+    """Two ladders' batches are dealt together: while one worker plays a match of one
+    ladder, the other plays the other's, and both ladders keep the same workers."""
+    db, mandala = ladder_db(tmp_path, {"random": SAMPLES / "random",
+                                       "first": SAMPLES / "first"})
+    flowers = db.ensure_ladder("flowers", 2, registry.get("flowers").rules(),
+                               {"move_time": 2.0})
+    for version in db.admitted(mandala.id):
+        add_admitted(db, flowers.id, f"{version.author}-f", version.name, version.version,
+                     version.folder)
+    pool = ProcessPool(2, keep=True)
+    player = MatchPlayer(db, [mandala, flowers], pool, LeagueKey.new(), 2, tmp_path / "logs",
+                         seed=6, tables=1)
+    try:
+        assert player.turn(mandala, flowers) == 4   # one table each, two seatings
+        workers = pool.pids()
+        assert player.turn(mandala, flowers) == 4 and pool.pids() == workers
+    finally:
+        pool.close()
+    spans = {ladder: [(start, start + seconds) for start, seconds in db.query(
+        "SELECT started, seconds FROM matches WHERE ladder = ?", (ladder,))]
+        for ladder in (mandala.id, flowers.id)}
+    assert any(a < y and x < b for a, b in spans[mandala.id] for x, y in spans[flowers.id]), \
+        spans
+
+
 def kept_pool(executor: str):
     """A kept pool of one worker: a local process, or an actor of a Ray instance of this
     test's own (stopped by `stop_ray`)."""

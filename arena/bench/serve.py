@@ -192,12 +192,12 @@ def memory_after(folder: Path, checkpoints: Sequence[int], seed: int) -> Iterato
         yield played, resident_kib(), time.perf_counter() - started
 
 
-def _below(root: int) -> set[int]:
-    """The processes under `root` (its workers and theirs), not `root` itself."""
+def descendants(roots: set[int]) -> set[int]:
+    """The processes under `roots` (their workers and theirs), not the roots themselves."""
     children: dict[int, list[int]] = {}
     for pid, ppid, _, _ in proctree.processes():
         children.setdefault(ppid, []).append(pid)
-    found, stack = set(), list(children.get(root, []))
+    found, stack = set(), [child for root in roots for child in children.get(root, [])]
     while stack:
         pid = stack.pop()
         found.add(pid)
@@ -242,7 +242,7 @@ def service_life(folder: Path, batches: int, checkpoints: Sequence[int], seed: i
                 continue
             if played in checkpoints:
                 gc.collect()
-                bots, processes = cgroups.bots_of(_below(os.getpid()))
+                bots, processes = cgroups.bots_of(descendants({os.getpid()}))
                 voided = db.one("SELECT COUNT(*) FROM matches WHERE record LIKE ?",
                                 ('%"voided":%',))[0]
                 yield (played, db.match_count(ladder.id), bots, processes, resident_kib(),

@@ -115,15 +115,16 @@ def output_option(help: str) -> Callable:
 
 
 def executor_from(workers: int | None, executor: str, ray_address: str | None,
-                  quiet: bool, *, keep: bool = False) -> Dispatcher:
+                  quiet: bool, *, keep: bool = False, portable: bool = False) -> Dispatcher:
     """The executor --workers, --executor and --ray-address ask for (Ray joined or started
     now, so a bad address is refused before any work). `keep`: one executor for many runs,
-    its workers and bots kept between them (the service's)."""
+    its workers and bots kept between them (the service's); `portable`: with Ray, nodes
+    need none of this machine's folders (bots shipped, logs brought back: the service's)."""
     if ray_address is not None and executor != "ray":
         raise LeagueError("--ray-address needs --executor ray")
     if executor == "ray":
         from arena.league.ray_pool import RayPool   # Ray is optional and slow to import
-        pool = RayPool(workers, ray_address, quiet=quiet, keep=keep)
+        pool = RayPool(workers, ray_address, quiet=quiet, keep=keep, portable=portable)
         pool.connect(stay=keep)
         return pool
     return ProcessPool(hostload.cores() if workers is None else workers, keep=keep)

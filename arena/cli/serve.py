@@ -67,7 +67,7 @@ def _executor(workers: int | None, executor: str,
     if workers is not None and workers < 1:
         raise LeagueError(f"--workers must be at least 1, not {workers}")
     # No count asked of it: more --workers than cores is cut to the cores here, not refused.
-    pool = executor_from(None, executor, ray_address, quiet=False, keep=True)
+    pool = executor_from(None, executor, ray_address, quiet=False, keep=True, portable=True)
     if executor == "ray":
         count = clamp_workers(workers, pool.cpus(), "(CPUs) in the Ray cluster")
     else:

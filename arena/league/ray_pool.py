@@ -15,20 +15,35 @@ the bot folders at the same absolute paths as on the machine that runs the leagu
 versions are checked on every node). Each worker needs one CPU of the cluster: a league asking
 for more workers than the cluster has CPUs is refused at start, never left waiting.
 
+A portable pool (`portable=True`, the service's) shares nothing with its nodes but Ray: each
+bot version goes into Ray's object store once, packed by content hash, and each actor plays
+it from its node's cache (arena.league.bundles), checked against the hash; its bots log into
+a folder of the node's, and each match comes back with the lines they gained
+(arena.league.nodelogs) and the id of the node that played it. Its actors also run the
+service's admission checks between their matches (`RayPool.check_on_worker`).
+
 A kept pool (`keep=True`, the service's) keeps its actors, their bots and Ray across runs,
 each run's plan riding along with its matches; an actor that ends gracefully ends its bots
 (`LeagueWorker.__ray_shutdown__`), and one killed leaves them to its process's reaper.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import socket
+import tempfile
+import threading
+from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
+from arena.bots.manifest import is_builtin
 from arena.errors import ArenaError, HostError
+from arena.league.bundles import NodeCache, node_data, pack_version
 from arena.league.config import LeagueError, RunPlan
+from arena.league.nodelogs import LogShipper
 from arena.league.schedule import MatchSpec
 from arena.league.store import FinishedMatch
 from arena.league.workers import Died, Dispatcher, Done, SeatSource, Transport, play_spec
@@ -39,6 +54,13 @@ STALL_NOTE_SECONDS = 60.0
 """After this long without a finished match, say what the cluster is short of."""
 CLOSE_SECONDS = 10.0
 """How long actors get to end their bots when a pool closes, before they are killed."""
+CHECK_SECONDS = 900.0
+"""The longest an admission check on an actor may take, waiting for its matches included."""
+SHIPMENTS = 16
+"""Plans a pool keeps put in Ray's object store (one per ladder a service serves, at most)."""
+KEPT_BUNDLES = 256
+"""Versions a portable pool keeps in Ray's object store (the most recently played): a
+version played again after that is packed and put again."""
 
 
 def _ray():
@@ -102,36 +124,89 @@ class LeagueWorker:
     """What runs in one Ray actor: a worker's bots and the matches handed to it. Its bots end
     with it: `close` or Ray's graceful end of the actor (`__ray_shutdown__`) thaws and ends
     them; when the actor is killed instead, its process's reaper does (arena.sandbox.reaper).
+
+    With `bundles` (a portable pool: version -> its packed folder in Ray's object store),
+    the actor plays each bot from its node's cache and logs into a folder of the node's.
     """
 
-    def __init__(self, plan: RunPlan, index: int):
-        self.plan = plan
+    def __init__(self, plan: RunPlan, index: int, bundles: Mapping[str, Any] | None = None):
+        self.asked = self.plan = plan   # the plan as the pool sent it, and as played here
         self.index = index
         self.source: SeatSource | None = None
         self.failed: ArenaError | None = None
+        self.cache: NodeCache | None = None
+        self.logs: LogShipper | None = None
         try:
-            self.source = SeatSource(plan)
+            if bundles is not None:
+                data = node_data()
+                self.cache, self.logs = NodeCache(data), LogShipper(data)
+                self.plan = self.localize(plan, bundles)
+            self.source = SeatSource(self.plan)
         except ArenaError as error:
             # Raised by its first match instead: an actor whose creation fails is only seen
             # as dead, and started again and again, the error (a host fault) unsaid.
             self.failed = error
 
+    def localize(self, plan: RunPlan, bundles: Mapping[str, Any]) -> RunPlan:
+        """`plan` with its bots played from this node's cache (each version checked against
+        its hash, fetched from the object store if missing or damaged) and its bots' logs
+        in this actor's log folder."""
+        import ray
+
+        def fetch(version: str):
+            if version not in bundles:
+                raise HostError(f"bot version {version} was not shipped to this node")
+            return lambda: ray.get(bundles[version])
+        bots = tuple(bot if is_builtin(bot.source) else replace(
+            bot, source=str(self.cache.folder(bot.version, fetch(bot.version))))
+            for bot in plan.bots)
+        return replace(plan, bots=bots, log_dir=str(self.logs.folder))
+
     def pid(self) -> int:
         """The actor's process id (for tests that kill their own actors)."""
         return os.getpid()
 
-    def play(self, spec: MatchSpec, plan: RunPlan | None = None) -> FinishedMatch:
-        """Plays one match; `plan` (a kept pool's run) replaces the actor's plan first."""
+    def play(self, spec: MatchSpec, shipment: tuple) -> FinishedMatch:
+        """Plays one match of `shipment`'s plan (with the bundles of its versions, or None),
+        adopted first if it is not the actor's (a kept pool's next run, another ladder).
+        The match comes back with the node that played it and, from a portable pool, its
+        bots' new log lines."""
+        import ray
         if self.failed is not None:
             raise self.failed
-        if plan is not None and plan != self.plan:
-            self.source.adopt(plan)
-            self.plan = plan
-        return play_spec(self.source, self.plan, spec, self.index)
+        if shipment[0] != self.asked:
+            plan, bundles = shipment
+            local = plan if self.cache is None else self.localize(plan, bundles)
+            self.source.adopt(local)
+            self.asked, self.plan = plan, local
+        finished = play_spec(self.source, self.plan, spec, self.index)
+        return replace(finished, node=ray.get_runtime_context().get_node_id(),
+                       logs=self.logs.collect() if self.logs is not None else {})
+
+    def check(self, check: Callable[[Path, Any, Path], Any], version: str, bundle: list,
+              *args: Any) -> tuple[Any, dict[str, bytes], str]:
+        """Runs an admission check, `check(folder, *args, log_dir)`, of bot `version` here,
+        between this actor's matches (on its CPU, its own bots idle): the version from the
+        node's cache (`bundle`: [its ObjectRef], in a list so that Ray does not fetch it
+        when the cache holds it), the check's logs in a folder of the node's, returned with
+        the verdict and the node's id."""
+        import ray
+        if self.cache is None:
+            raise HostError("only a portable pool's actors run checks")
+        folder = self.cache.folder(version, lambda: ray.get(bundle[0]))
+        # Named as the actor's log folder is: removed by the next actor if this one dies.
+        with tempfile.TemporaryDirectory(prefix=f"actor-{os.getpid()}-check-",
+                                         dir=self.logs.folder.parent) as scratch:
+            verdict = check(folder, *args, Path(scratch))
+            logs = {path.relative_to(scratch).as_posix(): path.read_bytes()
+                    for path in Path(scratch).rglob("*") if path.is_file()}
+        return verdict, logs, ray.get_runtime_context().get_node_id()
 
     def close(self) -> None:
         if self.source is not None:
             self.source.close()
+        if self.logs is not None:
+            self.logs.close()
 
     def __ray_shutdown__(self) -> None:
         """Ray calls this when the actor ends gracefully (`__ray_terminate__`, its handles
@@ -144,11 +219,15 @@ class RayPool(Dispatcher):
     """Matches on Ray actors, `workers` of them (default: the cluster's CPUs)."""
 
     def __init__(self, workers: int | None = None, address: str | None = None,
-                 quiet: bool = False, *, keep: bool = False):
+                 quiet: bool = False, *, keep: bool = False, portable: bool = False):
+        """`portable`: ship bot versions through Ray and bring logs back (see the module
+        docstring), so that nodes need none of this machine's folders."""
         super().__init__(workers, keep=keep)
         self.address = address
         self.quiet = quiet
+        self.portable = portable
         self._started_ray = False
+        self._next_checker = itertools.count()
 
     def connect(self, *, stay: bool = False) -> None:
         """Joins the cluster (or starts Arena's own); LeagueError in one line if it cannot,
@@ -198,6 +277,29 @@ class RayPool(Dispatcher):
         log.info("Ray: %s, %d CPUs", f"joined {self.address}" if self.address
                  else "started a local instance", ray.cluster_resources().get("CPU", 0))
 
+    def check_on_worker(self, check: Callable[..., Any], folder: str, version: str,
+                        *args: Any) -> tuple[Any, dict[str, bytes], str] | None:
+        """Runs `LeagueWorker.check` on one of this portable pool's actors (in turns), the
+        version shipped through the object store; None when no actor is up yet (no batch
+        played so far). HostError when the actor or its node fails meanwhile."""
+        transport = self._transport
+        if not (self.portable and isinstance(transport, RayTransport)):
+            return None
+        actors = list(transport.actors.values())
+        if not actors:
+            return None
+        actor = actors[next(self._next_checker) % len(actors)]
+        ray = _ray()
+        try:
+            bundle = [transport.bundle(folder, version)]
+            return ray.get(actor.check.remote(check, version, bundle, *args),
+                           timeout=CHECK_SECONDS)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as error:
+            raise HostError(f"the Ray actor checking it failed: {error}".splitlines()[0]) \
+                from None
+        except ray.exceptions.RayTaskError as error:
+            raise HostError(str(error.as_instanceof_cause()).splitlines()[-1]) from None
+
     def shutdown(self) -> None:
         if self._started_ray:
             _ray().shutdown()
@@ -214,7 +316,7 @@ class RayPool(Dispatcher):
         count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         # A kept pool's Ray stays up between runs (it stops at exit); a league's stops after.
         return RayTransport(ray, plan, on_close=(lambda: None) if self.keep
-                            else self.shutdown), count
+                            else self.shutdown, portable=self.portable), count
 
 
 class RayTransport(Transport):
@@ -222,29 +324,66 @@ class RayTransport(Transport):
 
     noun = "Ray league worker"
 
-    def __init__(self, ray, plan: RunPlan, on_close):
+    def __init__(self, ray, plan: RunPlan, on_close, portable: bool = False):
         self.ray = ray
         self.plan = plan
         self.on_close = on_close
+        self.kept: OrderedDict[str, Any] | None = OrderedDict() if portable else None
+        """A portable pool's bundles: version -> ObjectRef, the most recently played last."""
+        self.lock = threading.Lock()   # the match thread and the admission thread ship
+        self.shipments: list[tuple[RunPlan, Any]] = []
+        """The latest plans (a service's ladders), each with the ObjectRef of (plan, bundles):
+        put once, carried by every play call of that plan."""
         # Sync actors run their calls one at a time on one thread that lives as long as the
         # actor: the bot processes it starts live as long as the actor (sandbox rule).
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(LeagueWorker)
         self.actors: dict[int, Any] = {}
         self.in_flight: dict[Any, tuple[int, MatchSpec]] = {}   # ObjectRef -> (worker, spec)
         self.pids: dict[int, Any] = {}   # worker -> ObjectRef of its pid, until logged
-        self.plan_ref = None   # the plan of a kept pool's later runs, in Ray's object store
+
+    def ship(self, plan: RunPlan) -> dict[str, Any] | None:
+        """The bundles of `plan`'s bot versions, each packed and put into the object store
+        the first time it is played (None: not a portable pool). Actors hold the references
+        they were sent, so a bundle dropped here stays while a match still needs it."""
+        if self.kept is None:
+            return None
+        return {bot.version: self.bundle(bot.source, bot.version, bot.name)
+                for bot in plan.bots if not is_builtin(bot.source)}
+
+    def bundle(self, folder: str, version: str, name: str = "") -> Any:
+        """The ObjectRef of a version's packed folder, put the first time it is asked for."""
+        with self.lock:
+            if version not in self.kept:
+                if not Path(folder).is_dir():
+                    raise HostError(f"the host could not ship bot {name or version}: its "
+                                    f"folder {folder} is gone (not the bot's fault: its "
+                                    "matches are not played; restore the folder)")
+                self.kept[version] = self.ray.put(pack_version(folder))
+            self.kept.move_to_end(version)
+            ref = self.kept[version]
+            while len(self.kept) > KEPT_BUNDLES:
+                self.kept.popitem(last=False)
+            return ref
+
+    def shipment(self, plan: RunPlan) -> Any:
+        """The ObjectRef of (plan, its bundles), put the first time the plan is handed."""
+        for known, ref in self.shipments:
+            if known == plan:
+                return ref
+        ref = self.ray.put((plan, self.ship(plan)))
+        self.shipments = [*self.shipments[-(SHIPMENTS - 1):], (plan, ref)]
+        return ref
 
     def start(self, index: int) -> None:
-        self.actors[index] = self.actor_class.remote(self.plan, index)
+        self.actors[index] = self.actor_class.remote(self.plan, index, self.ship(self.plan))
         self.pids[index] = self.actors[index].pid.remote()   # answered before any match
 
     def use(self, plan: RunPlan) -> None:
-        if plan != self.plan:
-            self.plan = plan
-            self.plan_ref = self.ray.put(plan)   # each play call carries it, sent once
+        self.plan = plan
 
-    def hand(self, index: int, spec: MatchSpec) -> None:
-        self.in_flight[self.actors[index].play.remote(spec, self.plan_ref)] = (index, spec)
+    def hand(self, index: int, spec: MatchSpec, plan: RunPlan) -> None:
+        call = self.actors[index].play.remote(spec, self.shipment(plan))
+        self.in_flight[call] = (index, spec)
 
     def next_event(self) -> Done | Died:
         ray = self.ray

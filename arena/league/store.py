@@ -18,9 +18,9 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from arena import sqlite
 from arena.stats.botstats import MatchFacts
@@ -115,6 +115,11 @@ class FinishedMatch:
     started: float
     seconds: float
     worker: int
+    node: str = ""
+    """The Ray node that played it (its node id), when the executor is Ray."""
+    logs: Mapping[str, bytes] = field(default_factory=dict)
+    """Bot log lines a node gained while playing it, by log name (arena.league.nodelogs):
+    for the server to append to its own logs; empty where bots log to the server's folder."""
 
     def row(self, **columns: Any) -> dict[str, Any]:
         """The match as a row of a `matches` table (the league store's, the service's): the

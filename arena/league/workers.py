@@ -2,7 +2,8 @@
 local executor (`ProcessPool`: worker processes fed over a pickle-framed pipe).
 
 The executor is the one seam for running matches elsewhere: `Executor.run(plan, specs)`
-yields `FinishedMatch`es in any order. `ProcessPool` runs them on local worker processes,
+yields `FinishedMatch`es in any order (`run_jobs`: matches of several plans at once, the
+service's ladders). `ProcessPool` runs them on local worker processes,
 each with its own bot host (a pool of bot processes reused across matches, or fresh per match
 with `fresh_bots`); another executor (Ray actors, arena.league.ray_pool) only needs to call
 `play_spec` where the workers are. Workers die with the league process (`kill -9` included).
@@ -166,6 +167,18 @@ class Executor(ABC):
         Closing the iterator early (Ctrl-C) stops the matches in flight and loses them.
         """
 
+    def run_jobs(self, jobs: Sequence[tuple[RunPlan, MatchSpec]]) -> Iterator[FinishedMatch]:
+        """`run` for matches of several plans (the service's ladders) in one go: a Dispatcher
+        deals them all at once, so no worker waits for one plan's last match while another
+        plan has matches to play; this default plays them plan after plan."""
+        plans: list[tuple[RunPlan, list[MatchSpec]]] = []
+        for plan, spec in jobs:
+            if not plans or plans[-1][0] != plan:
+                plans.append((plan, []))
+            plans[-1][1].append(spec)
+        for plan, specs in plans:
+            yield from self.run(plan, specs)
+
 
 @dataclass(frozen=True)
 class Done:
@@ -198,12 +211,12 @@ class Transport(ABC):
 
     @abstractmethod
     def use(self, plan: RunPlan) -> None:
-        """Plays `plan`'s matches from the next spec handed on (a kept executor's next run),
-        on the workers started and those started later."""
+        """The plan workers started from now on begin with (a kept executor's next run)."""
 
     @abstractmethod
-    def hand(self, index: int, spec: MatchSpec) -> None:
-        """Queues one match on worker `index`; a dead worker is reported by next_event."""
+    def hand(self, index: int, spec: MatchSpec, plan: RunPlan) -> None:
+        """Queues one match of `plan` on worker `index` (which adopts `plan` first if it
+        played another); a dead worker is reported by next_event."""
 
     @abstractmethod
     def next_event(self) -> Done | Died:
@@ -252,18 +265,23 @@ class Dispatcher(Executor):
         return self._count if self._transport is not None else 0
 
     def run(self, plan: RunPlan, specs: Sequence[MatchSpec]) -> Iterator[FinishedMatch]:
-        if not specs:
+        return self.run_jobs([(plan, spec) for spec in specs])
+
+    def run_jobs(self, jobs: Sequence[tuple[RunPlan, MatchSpec]]) -> Iterator[FinishedMatch]:
+        """Deals every job to the workers as they free up, whatever its plan: a worker that
+        plays matches of several plans adopts each one as its match comes (keeping its bots)."""
+        if not jobs:
             return
         # Per run: a service's executor lives for days, and old deaths say nothing of now.
         self.restarts = 0
         if self._transport is None:
-            self._transport, self._count = self.open(plan)
+            self._transport, self._count = self.open(jobs[0][0])
             self._started = set()
         transport = self._transport
-        transport.use(plan)
-        todo = list(reversed(specs))   # pop() from the end keeps schedule order
-        handed: dict[int, list[MatchSpec]] = {index: [] for index in range(min(self._count,
-                                                                               len(specs)))}
+        transport.use(jobs[0][0])
+        todo = list(reversed(jobs))   # pop() from the end keeps schedule order
+        handed: dict[int, list[tuple[RunPlan, MatchSpec]]] = {
+            index: [] for index in range(min(self._count, len(jobs)))}
         try:
             for index in handed:
                 if index not in self._started:
@@ -280,7 +298,7 @@ class Dispatcher(Executor):
                     elif self.keep:
                         self._started.discard(event.worker)   # started again when needed
                     continue
-                held.remove(event.match.spec)
+                held.remove(next(job for job in held if job[1] == event.match.spec))
                 self._fill(transport, event.worker, held, todo)
                 yield event.match
         finally:
@@ -295,14 +313,15 @@ class Dispatcher(Executor):
         if transport is not None:
             transport.close(at_once=False)
 
-    def _fill(self, transport: Transport, index: int, held: list[MatchSpec],
-              todo: list[MatchSpec]) -> None:
+    def _fill(self, transport: Transport, index: int, held: list[tuple[RunPlan, MatchSpec]],
+              todo: list[tuple[RunPlan, MatchSpec]]) -> None:
         while todo and len(held) < self.AHEAD:
             held.append(todo.pop())
-            transport.hand(index, held[-1])
+            plan, spec = held[-1]
+            transport.hand(index, spec, plan)
 
-    def _restart(self, transport: Transport, died: Died, held: list[MatchSpec],
-                 todo: list[MatchSpec]) -> None:
+    def _restart(self, transport: Transport, died: Died, held: list[tuple[RunPlan, MatchSpec]],
+                 todo: list[tuple[RunPlan, MatchSpec]]) -> None:
         """Starts a dead worker again; the matches it held go first back into `todo`."""
         self.restarts += 1
         if self.restarts > self.MAX_RESTARTS:
@@ -311,7 +330,7 @@ class Dispatcher(Executor):
                 "finished matches are stored; see the messages above, then resume the league")
         log.warning("%s %d died (%s); playing its %d unfinished matches again",
                     transport.noun, died.worker, died.why, len(held))
-        todo.extend(sorted(held, key=lambda spec: spec.order, reverse=True))
+        todo.extend(sorted(held, key=lambda job: job[1].order, reverse=True))
         held.clear()
         transport.start(died.worker)
 
@@ -433,6 +452,7 @@ class LocalTransport(Transport):
         self.plan = plan
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()   # (index, message or None)
         self.processes: dict[int, subprocess.Popen] = {}
+        self.plans: dict[int, RunPlan] = {}   # worker -> the plan it was sent last
 
     def start(self, index: int) -> None:
         # -P: the current folder stays off sys.path (a folder named `arena` there would be
@@ -448,16 +468,17 @@ class LocalTransport(Transport):
         self.processes[index] = process
         log.info("league worker %d started (pid %d)", index, process.pid)
         self._send(process, (index, self.plan))
+        self.plans[index] = self.plan
         threading.Thread(target=_read_results, args=(index, process.stdout, self.inbox),
                          name=f"arena-league-worker-{index}", daemon=True).start()
 
     def use(self, plan: RunPlan) -> None:
-        if plan != self.plan:
-            self.plan = plan
-            for process in self.processes.values():
-                self._send(process, plan)
+        self.plan = plan
 
-    def hand(self, index: int, spec: MatchSpec) -> None:
+    def hand(self, index: int, spec: MatchSpec, plan: RunPlan) -> None:
+        if plan != self.plans[index]:   # a kept worker's next run, or another ladder's
+            self._send(self.processes[index], plan)
+            self.plans[index] = plan
         self._send(self.processes[index], spec)
 
     def next_event(self) -> Done | Died:

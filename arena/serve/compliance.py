@@ -18,18 +18,30 @@ Whose fault a failure is (`Verdict.fault`), which decides whether it is tried ag
 
 `sample_check` runs the same check on the sample bot `random`: the service's self-check at
 start-up, and the test of whether a host fault is really the host's.
+
+`checked_elsewhere` runs the check on a Ray actor of the service's, between its matches
+(arena.league.ray_pool: the version shipped by content hash into the actor's node's cache),
+and writes the check's logs, sent back with the verdict, into the server's folder; before any
+actor is up it checks here.
 """
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 from pathlib import Path
+from typing import Callable
 
 from arena.botcheck import CheckRow, check_bot
+from arena.bots.manifest import folder_hash
 from arena.clock import TimeControl
+from arena.errors import HostError
+from arena.league.nodelogs import append_logs
 from arena.sandbox import log_text
 from arena.serve.admission import BOT, HOST, TIMEOUT, Verdict
 from arena.serve.db import Ladder, Version
+
+log = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 4000
 SAMPLE_BOT = "random"
@@ -40,6 +52,40 @@ _TIMED_OUT = re.compile(r"(timeout|forfeit \(timeout\)): ")
 def compliance_check(version: Version, ladder: Ladder, log_dir: Path) -> Verdict:
     """Runs the compliance check of `version` on `ladder` (see the module docstring)."""
     return check_folder(Path(version.folder), ladder, log_dir)
+
+
+def checked_elsewhere(run: Callable[..., tuple[Verdict, dict[str, bytes], str] | None]
+                      ) -> tuple[Callable[[Version, Ladder, Path], Verdict],
+                                 Callable[[Ladder, Path], Verdict]]:
+    """The compliance check and the sample bot's, as `run(check_folder, folder, version,
+    ladder)` runs them (a Ray actor: RayPool.check_on_worker, which answers the verdict, the
+    check's logs and the node that ran it, or None while no actor is up: then they run here).
+    The sample bot's check runs there too: it tells whether a failure there was the host's."""
+    def check_at(folder: str, version: str, ladder: Ladder, log_dir: Path, label: str,
+                 here: Callable[[], Verdict]) -> Verdict:
+        try:
+            done = run(check_folder, folder, version, ladder)
+        except HostError as error:
+            return Verdict(False, f"the check could not run: {error}", "", HOST)
+        if done is None:
+            return here()
+        verdict, logs, node = done
+        shutil.rmtree(log_dir, ignore_errors=True)
+        append_logs(log_dir, logs)   # the server keeps every check's logs, as for its own
+        log.info("%s: checked on Ray node %s", label, node[:12])
+        return verdict
+
+    def check(version: Version, ladder: Ladder, log_dir: Path) -> Verdict:
+        return check_at(version.folder, version.version, ladder, log_dir, version.label,
+                        lambda: compliance_check(version, ladder, log_dir))
+
+    def sample(ladder: Ladder, log_dir: Path) -> Verdict:
+        from sample_bots import sample_bot
+        folder = sample_bot(SAMPLE_BOT)
+        return check_at(str(folder), folder_hash(folder), ladder, log_dir,
+                        f"the sample bot {SAMPLE_BOT}", lambda: sample_check(ladder, log_dir))
+
+    return check, sample
 
 
 def sample_check(ladder: Ladder, log_dir: Path) -> Verdict:

@@ -26,9 +26,10 @@ from arena.errors import ArenaError
 
 DB_NAME = "service.sqlite"
 APP = "arena-serve"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: the first; 2: bots.retired (a bot its author retired); 3: head_to_head (made from the
-pairs). An older database is brought to 3 when it is opened."""
+pairs); 4: matches.node (the Ray node that played it). An older database is brought to 4
+when it is opened."""
 
 _HEAD_TO_HEAD = """
 CREATE TABLE head_to_head (              -- the pairs' running totals, what pages show
@@ -103,7 +104,8 @@ CREATE TABLE matches (
     record         TEXT NOT NULL,       -- the full arena-record/1 JSON
     started        REAL NOT NULL,
     seconds        REAL NOT NULL,
-    stored         REAL NOT NULL
+    stored         REAL NOT NULL,
+    node           TEXT                 -- the Ray node that played it (NULL: this machine)
 );
 CREATE INDEX matches_by_ladder ON matches (ladder, stored);
 CREATE TABLE match_seats (
@@ -163,7 +165,7 @@ def time_control_text(record: dict) -> str:
 
 
 def _upgrade(conn: sqlite3.Connection) -> None:
-    """Brings a database of schema 1 or 2 to 3 (in one transaction; a 3 is left alone)."""
+    """Brings a database of schema 1 to 3 up to 4 (in one transaction; a 4 is left alone)."""
     if sqlite.marker(conn)[1] == SCHEMA_VERSION:
         return
     with sqlite.transaction(conn):
@@ -174,6 +176,8 @@ def _upgrade(conn: sqlite3.Connection) -> None:
             conn.execute(_HEAD_TO_HEAD)
             conn.execute("INSERT INTO head_to_head SELECT ladder, first, second, COUNT(*), "
                          "SUM(score) FROM pairs GROUP BY ladder, first, second")
+        if found in (1, 2, 3):
+            conn.execute("ALTER TABLE matches ADD COLUMN node TEXT")
             conn.execute("UPDATE arena_marker SET schema_version = ?", (SCHEMA_VERSION,))
 
 

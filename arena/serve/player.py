@@ -1,23 +1,28 @@
 """The match thread: keeps every ladder playing, on the league's worker processes.
 
-In turns over the ladders, it asks the scheduler for a few tables, plays each table in every
-seating, each seating on a new deal (its seed derived from the service's secret key, the
-table's number and the seating, so no two matches ever share one: no version plays a deal
-twice, and no process of a bot can tell another what it saw of a deal), hands those matches
-to the executor (local worker processes or Ray actors, exactly as a league does: bots run
-only there, sandboxed), stores each finished match in its own transaction as it comes back,
-and refits the ladder after the batch. A batch is small (a few tables per worker), so a
-newly admitted version joins within seconds.
+Round after round, it asks the scheduler for a few tables of every ladder, plays each table
+in every seating, each seating on a new deal (its seed derived from the service's secret
+key, the table's number and the seating, so no two matches ever share one: no version plays
+a deal twice, and no process of a bot can tell another what it saw of a deal), hands all the
+round's matches to the executor at once (local worker processes or Ray actors, exactly as a
+league does: bots run only there, sandboxed), the ladders' matches taken in turns, so the
+ladders play concurrently and no worker idles at the end of one ladder's batch while
+another's has matches left; it stores each finished match in its own transaction as it
+comes back (with the Ray node that played it, and first the log lines its bots wrote there:
+this process is the only writer of the database and of the logs authors read), and refits
+each ladder after the round. A batch is small (a few tables per worker), so a newly
+admitted version joins within seconds.
 
 The executor is one for the service's life (a kept Dispatcher): its workers and their bot
 pools (capped at `POOL_TABLES` tables' worth of processes) stay up across batches, so no
-batch pays for starting workers and bots, and the thread ends them when it stops. A batch
-that hits a fault of the host (HostError) pauses its ladder (`HOST_PAUSE` seconds, doubled
-while it lasts) with a logged reason, and its unplayed matches are played first when the
-ladder resumes: never stored as a result, never charged to a bot.
+batch pays for starting workers and bots, and the thread ends them when it stops. A round
+that hits a fault of the host (HostError) pauses its ladders that have matches left
+(`HOST_PAUSE` seconds, doubled while it lasts) with a logged reason, and their unplayed
+matches are played first when they resume: never stored as a result, never charged to a bot.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import random
@@ -30,6 +35,7 @@ from typing import Sequence
 from arena.errors import ArenaError, HostError
 from arena.keys import LeagueKey
 from arena.league.config import RunPlan
+from arena.league.nodelogs import append_logs
 from arena.stats.ratings import pairwise_results
 from arena.league.schedule import MatchSpec, rotations
 from arena.serve import scheduler
@@ -82,7 +88,7 @@ def store_finished(db: ServiceDB, ladder: Ladder, finished: FinishedMatch,
     labels = [version.label for version in seated]
     row = finished.row(ladder=ladder.id, table_no=spec.deal_index,
                        versions=json.dumps([version.id for version in seated]),
-                       labels=json.dumps(labels))
+                       labels=json.dumps(labels), node=finished.node or None)
     outcome = finished.outcome(labels)
     seats = [(version.id, seat, row["forfeit_reason"] if outcome.forfeit_seat == seat else None)
              for seat, version in enumerate(seated)]
@@ -144,35 +150,40 @@ class MatchPlayer(threading.Thread):
                 refit(self.db, ladder.id)
             while not self.stopping.is_set():
                 self.news.clear()
-                played = sum(self.turn(ladder) for ladder in self.ladders
-                             if not self.stopping.is_set())
-                if not played:
+                if not self.turn(*self.ladders):
                     self.news.wait(IDLE_WAIT)
         finally:
             self.executor.close()   # the workers end their bots (thawed first)
 
-    def turn(self, ladder: Ladder) -> int:
-        """Plays one batch on `ladder` unless it is paused; a failed batch is logged (a host
-        fault pauses the ladder) and counts as none played."""
-        pause = self.paused.get(ladder.id)
-        if pause is not None and time.monotonic() < pause.until:
+    def turn(self, *ladders: Ladder) -> int:
+        """Plays one round: a batch of each of `ladders` not paused, all dealt together.
+        A failed round is logged (a host fault pauses its ladders) and counts as none."""
+        now = time.monotonic()
+        ready = [ladder for ladder in ladders if ladder.id not in self.paused
+                 or now >= self.paused[ladder.id].until]
+        if not ready or self.stopping.is_set():
             return 0
+        names = ", ".join(ladder.id for ladder in ready)
         try:
-            played = self.play_batch(ladder)
+            played = self.play_batch(*ready)
         except HostError as error:
-            self.pause(ladder, str(error))
+            for ladder in ready:
+                if ladder.id in self.unplayed:
+                    self.pause(ladder, str(error))
             return 0
         except ArenaError as error:
-            log.error("ladder %s: %s", ladder.id, error)
+            log.error("ladder %s: %s", names, error)
             self.stopping.wait(ERROR_PAUSE)
             return 0
-        except Exception:   # keep serving; the next batch starts afresh
-            log.exception("ladder %s: a batch failed", ladder.id)
+        except Exception:   # keep serving; the next round starts afresh
+            log.exception("ladder %s: a batch failed", names)
             self.stopping.wait(ERROR_PAUSE)
             return 0
-        if pause is not None:
-            log.warning("ladder %s plays again after its pause (%s)", ladder.id, pause.reason)
-            del self.paused[ladder.id]
+        for ladder in ready:
+            pause = self.paused.pop(ladder.id, None)
+            if pause is not None:
+                log.warning("ladder %s plays again after its pause (%s)", ladder.id,
+                            pause.reason)
         return played
 
     def pause(self, ladder: Ladder, reason: str) -> None:
@@ -186,35 +197,54 @@ class MatchPlayer(threading.Thread):
                     "charged to a bot)", ladder.id, seconds, reason,
                     len(waiting.specs) if waiting else 0)
 
-    def play_batch(self, ladder: Ladder) -> int:
-        """Plays one batch on `ladder` (first what a host fault left unplayed); returns how
-        many matches were stored. On HostError the matches not stored are kept for later."""
-        batch = self.unplayed.pop(ladder.id, None) or self.new_batch(ladder)
-        if batch is None:
-            return 0
-        plan = RunPlan(ladder.game, ladder.players, {}, dict(ladder.time_control),
+    def plan(self, ladder: Ladder, batch: Batch) -> RunPlan:
+        return RunPlan(ladder.game, ladder.players, {}, dict(ladder.time_control),
                        tuple(BotEntry(name, version.version, version.folder, (ladder.game,))
                              for name, version in batch.versions.items()),
                        sandbox=True, log_dir=str(self.log_dir), pool_bots=self.pool_bots,
                        log_names=tuple((name, version.log_name)
                                        for name, version in batch.versions.items()))
-        stored: set[str] = set()
-        finished = self.executor.run(plan, batch.specs)
+
+    def play_batch(self, *ladders: Ladder) -> int:
+        """Plays one batch of each of `ladders` (first what a host fault left unplayed), all
+        in one run of the executor, their matches taken in turns: a worker that is done with
+        one ladder's matches plays another's, rather than wait for the last of a batch.
+        Returns how many matches were stored. On HostError the matches not stored are kept
+        for later, each with its ladder."""
+        batches = {}
+        for ladder in ladders:
+            batch = self.unplayed.pop(ladder.id, None) or self.new_batch(ladder)
+            if batch is not None:
+                batches[ladder.id] = (ladder, batch, self.plan(ladder, batch))
+        if not batches:
+            return 0
+        lanes = [[(plan, spec) for spec in batch.specs] for _, batch, plan in batches.values()]
+        jobs = [job for turn in itertools.zip_longest(*lanes) for job in turn if job]
+        owner = {spec.id: ladder_id for ladder_id, (_, batch, _) in batches.items()
+                 for spec in batch.specs}
+        stored: dict[str, set[str]] = {ladder_id: set() for ladder_id in batches}
+        finished = self.executor.run_jobs(jobs)
         try:
             for match in finished:
+                ladder, batch, _ = batches[owner[match.spec.id]]
+                # A node's log lines first: once the match is listed, its log shows it.
+                append_logs(self.log_dir, match.logs)
                 store_finished(self.db, ladder, match, batch.versions)
-                stored.add(match.spec.id)
+                stored[ladder.id].add(match.spec.id)
                 if self.stopping.is_set():
                     break
         except HostError:
-            self.unplayed[ladder.id] = Batch(
-                [spec for spec in batch.specs if spec.id not in stored], batch.versions)
+            for ladder_id, (_, batch, _) in batches.items():
+                left = [spec for spec in batch.specs if spec.id not in stored[ladder_id]]
+                if left:
+                    self.unplayed[ladder_id] = Batch(left, batch.versions)
             raise
         finally:
             finished.close()
-            if stored:
-                refit(self.db, ladder.id)
-        return len(stored)
+            for ladder_id, done in stored.items():
+                if done:
+                    refit(self.db, ladder_id)
+        return sum(map(len, stored.values()))
 
     def new_batch(self, ladder: Ladder) -> Batch | None:
         """The next tables the scheduler picks on `ladder`, or None when it has too few bots."""

@@ -23,7 +23,7 @@ from arena.serve.admission import RETRY_PAUSE, Admission, checked, refuse_unfini
 from arena.serve.app import Service, create_app
 from arena.serve.db import Ladder, ServiceDB, ladder_id
 from arena.serve.player import MatchPlayer
-from arena.serve.compliance import SAMPLE_BOT, compliance_check, sample_check
+from arena.serve.compliance import SAMPLE_BOT, checked_elsewhere, compliance_check, sample_check
 from arena.serve.uploads import UploadLimits
 from arena.serve.capacity import LoadWatch
 from arena.league.workers import Dispatcher
@@ -126,8 +126,12 @@ def serve(options: ServeOptions, executor: Dispatcher) -> None:
     player = MatchPlayer(db, list(ladders.values()), executor, key, options.workers,
                          db.folder / "logs")
     load = LoadWatch(options.workers) if options.watch_load else None
-    admission = Admission(db, ladders, compliance_check, sample_check,
-                          on_admitted=player.news.set)
+    # A portable Ray pool checks versions on its actors too (once one is up), between
+    # their matches, and the sample bot there after a failure there; the self-check (above)
+    # runs here.
+    check, sample = checked_elsewhere(executor.check_on_worker) if getattr(
+        executor, "portable", False) else (compliance_check, sample_check)
+    admission = Admission(db, ladders, check, sample, on_admitted=player.news.set)
     app = create_app(Service(db, ladders, options.limits, options.submissions_per_hour,
                              on_submission=admission.news.set))
     admission.start()
