@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 import tempfile
+import time
 
 import pytest
 
@@ -119,3 +120,20 @@ def pytest_configure(config) -> None:
         config.option.loadscopereorder = False
     if config.getoption("--scale") is not None:
         os.environ["ARENA_TEST_SCALE"] = config.getoption("--scale")
+
+
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_logreport(report) -> None:
+    """ARENA_TEST_TIMELINE=FILE appends a line per test phase as it ends: seconds since the
+    run began, worker, phase, its duration, test. With -n it shows how the parallel pass's
+    modules spread over its workers, and which one ran last, alone."""
+    path = os.environ.get("ARENA_TEST_TIMELINE")
+    if not path or os.environ.get("PYTEST_XDIST_WORKER"):   # the controller writes, once
+        return
+    node = getattr(report, "node", None)
+    worker = node.gateway.id if node is not None else "main"
+    with open(path, "a") as timeline:
+        timeline.write(f"{time.monotonic() - _STARTED:8.1f} {worker} {report.when:8s} "
+                       f"{report.duration:7.2f} {report.nodeid}\n")
