@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 import tempfile
+import time
 
 import pytest
 
@@ -42,11 +43,16 @@ def _present(requirement: str) -> bool:
     return REQUIREMENTS[requirement][0]()
 
 
-# The modules that take longest (pytest --durations) go first: spread over the parallel pass's
-# workers from its start, none of them is left running alone at its end.
-LONGEST_FIRST = ("test_league.py", "test_serve_life.py", "test_starters.py", "test_ismcts.py",
-                 "test_fair_play.py", "test_ray_league.py", "test_botcheck.py", "test_go_bot.py",
-                 "test_no_orphans.py", "test_sprt_cli.py", "test_serve.py")
+# The modules that take longest (their tests' total time, pytest --junitxml, 2026-12-03) go
+# first: spread over the parallel pass's workers from its start, none of them is left running
+# alone at its end. (`--dist loadfile` hands out whole modules in this order: see
+# pytest_configure.)
+LONGEST_FIRST = ("test_league.py", "test_serve_life.py", "test_starters.py",
+                 "test_no_orphans.py", "test_ray_league.py", "test_ismcts.py",
+                 "test_fair_play.py", "test_replay_viewer.py", "test_serve_accounts.py",
+                 "test_conformance.py", "test_serve_pages.py", "test_sprt_cli.py",
+                 "test_serve_admission.py", "test_serve.py", "test_flowers_mandala_properties.py",
+                 "test_botcheck.py", "test_flowers_properties.py", "test_ladder_site.py")
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -107,5 +113,27 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
+    # pytest-xdist (3.6 and later) hands out `--dist loadfile` modules by their number of
+    # tests, most first, unless told not to: that would leave the long modules of few tests
+    # (service lives, kill -9 leagues, Ray) for the end, each alone on a worker.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
     if config.getoption("--scale") is not None:
         os.environ["ARENA_TEST_SCALE"] = config.getoption("--scale")
+
+
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_logreport(report) -> None:
+    """ARENA_TEST_TIMELINE=FILE appends a line per test phase as it ends: seconds since the
+    run began, worker, phase, its duration, test. With -n it shows how the parallel pass's
+    modules spread over its workers, and which one ran last, alone."""
+    path = os.environ.get("ARENA_TEST_TIMELINE")
+    if not path or os.environ.get("PYTEST_XDIST_WORKER"):   # the controller writes, once
+        return
+    node = getattr(report, "node", None)
+    worker = node.gateway.id if node is not None else "main"
+    with open(path, "a") as timeline:
+        timeline.write(f"{time.monotonic() - _STARTED:8.1f} {worker} {report.when:8s} "
+                       f"{report.duration:7.2f} {report.nodeid}\n")

@@ -178,9 +178,10 @@ def test_the_repeat_check_sees_a_process_that_met_one_deal_in_two_seatings(tmp_p
 
 @pytest.mark.parametrize("game, players, executor", [
     ("mandala", 2, "local"),
-    ("flowers-mandala", 3, "local"),
-    ("flowers-mandala", 4, "local"),
-    # Ray starts in seconds: the full suite plays its league, the quick selection the others.
+    # The longer leagues (more seats, Ray, which starts in seconds) in the full suite; the
+    # quick selection plays the 2-player one.
+    pytest.param("flowers-mandala", 3, "local", marks=pytest.mark.slow),
+    pytest.param("flowers-mandala", 4, "local", marks=pytest.mark.slow),
     pytest.param("mandala", 2, "ray", marks=[pytest.mark.ray, pytest.mark.slow]),
 ])
 def test_no_bot_process_meets_a_deal_twice_in_a_default_league(tmp_path, game, players,

@@ -12,7 +12,6 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from arena import sandbox
 from arena.bench.plain_mandala import PlainMandala
 from arena.cli import main
 from engine import registry
@@ -108,7 +107,7 @@ def test_bench_engine_refuses_an_unknown_game_in_one_line():
         "arena: error: unknown game 'chess' (known games: mandala, flowers-mandala, flowers)"]
 
 
-@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+@pytest.mark.sandbox
 def test_bench_freeze_times_the_sample_bots_moves_and_says_if_the_target_is_met():
     result = run("bench", "freeze", "--matches", "1", "--pairs", "10")
     assert result.exit_code == 0, result.output

@@ -75,8 +75,9 @@ def test_a_league_worker_killed_with_kill_9_leaves_no_bot_and_the_league_goes_on
     """On Ray the worker is an actor, killed by its pid as any process: its bots end all the
     same (by its reaper, which is no child of the actor, so Ray does not end it; or by the sweep of
     the actor that replaces it)."""
+    # One deal, both seatings: the kill lands in the first match, the new worker plays both.
     arena = start("league", "run", "--game", "mandala", "--bot", str(SLOW), "--bot", str(RANDOM),
-                  "--deals", "3", "--seed", "1", "--workers", "1", "--move-time", "5",
+                  "--deals", "1", "--seed", "1", "--workers", "1", "--move-time", "5",
                   "--quiet", "--skip-check", "--executor", executor,
                   "--out", str(tmp_path / "lg"))
     try:
@@ -153,7 +154,7 @@ def test_the_end_of_a_league_on_ray_leaves_no_bot(tmp_path):
     """The actors (in the league's process tree: its own Ray instance) end their bots when
     the run ends, frozen ones included."""
     arena = start("league", "run", "--game", "mandala", "--bot", str(SLOW), "--bot", str(HEAVY),
-                  "--deals", "2", "--seed", "1", "--workers", "1", "--move-time", "5",
+                  "--deals", "1", "--seed", "1", "--workers", "1", "--move-time", "5",
                   "--quiet", "--skip-check", "--executor", "ray", "--out", str(tmp_path / "lg"))
     try:
         owners, groups, pids = wait_for_frozen_bots(arena, 2, timeout=180)

@@ -161,16 +161,19 @@ class ForeignCluster:
     temp_dir: Path
 
     def members(self) -> set[int]:
-        """The processes of the cluster: those in the group its `ray start` leads."""
+        """The live processes of the cluster: those in the group its `ray start` leads (a
+        zombie has ended: it waits only for its parent to collect its status)."""
+        self.process.poll()   # collects `ray start` itself once it has ended
         found = set()
         for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
             try:
-                if entry.name.isdigit() and \
-                        int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) \
-                        == self.process.pid:
-                    found.add(int(entry.name))
-            except (OSError, IndexError, ValueError):
-                pass
+                state, _, group = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+            except (OSError, IndexError, ValueError):   # gone meanwhile
+                continue
+            if state != "Z" and int(group) == self.process.pid:
+                found.add(int(entry.name))
         return found
 
     def core(self) -> set[int]:
@@ -222,14 +225,12 @@ def foreign_cluster():
             time.sleep(0.2)
         yield cluster
     finally:
-        for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break
-            deadline = time.monotonic() + wait
-            while cluster.members() and time.monotonic() < deadline:
-                time.sleep(0.2)
+        # SIGKILL at once: on SIGTERM, `ray start --block` and its monitor take some 20 s to
+        # stop; everything the cluster keeps is in its temp dir (its HOME too), removed here.
+        os.killpg(process.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while cluster.members() and time.monotonic() < deadline:
+            time.sleep(0.1)
         process.wait(timeout=10)
         shutil.rmtree(temp_dir, ignore_errors=True)
 

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from browser import chromium
 
-from arena import sandbox
 from arena.actlogs import BEFORE_FIRST_ACT, match_logs, split_log
 from arena.match import StrategySeat, play_match
 from arena.render.replay import render_replay_html, steps
@@ -33,7 +32,7 @@ ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 GAMES = ["mandala", "flowers-mandala", "flowers"]
 HOSTILE = '</script><script>window.pwned = 1</script><b id="bold">x</b>'
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 
 def arena(*args) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox, sqlite
+from arena import sqlite
 from arena.serve import db as servedb
 from arena.serve.db import ServiceDB
 from arena.serve.uploads import pack_folder
@@ -26,7 +26,7 @@ from engine import registry
 from browser import settled, sign_in
 from serving import SAMPLES, Service, arena, free_port
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 MOVE_TIME = "0.2"
 PAUSED = "flowers-2p"

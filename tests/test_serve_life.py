@@ -40,12 +40,12 @@ LIFECYCLE = Path(__file__).parent / "lifecycle_bots"
 CORES = len(os.sched_getaffinity(0))
 
 
-def ladder_db(folder: Path, bots: dict[str, Path]):
+def ladder_db(folder: Path, bots: dict[str, Path], move_time: float = 2.0):
     """A service database with one mandala:2 ladder and `bots` (name -> folder, copied into
-    `folder`) admitted on it; returns (db, ladder)."""
+    `folder`) admitted on it, each by an author of its own; returns (db, ladder)."""
     db = ServiceDB.open(folder / "data")
     ladder = db.ensure_ladder("mandala", 2, registry.get("mandala").rules(),
-                              {"move_time": 2.0})
+                              {"move_time": move_time})
     for name, source in bots.items():
         copy = folder / "bots" / name
         shutil.copytree(source, copy)
@@ -217,19 +217,14 @@ def test_the_load_watch_reads_the_machines_real_load():
                 params=["local", pytest.param("ray", marks=[pytest.mark.slow, pytest.mark.ray])])
 def frozen_ladder(tmp_path_factory, request):
     """A service whose ladder plays `slow` (thinks 0.2 s a move: its opponent sleeps frozen)
-    against `heavy` (holds 500 MiB), submitted by two authors, with more workers asked for
-    than there are cores; on local workers, or on actors of a Ray instance of its own."""
+    against `heavy` (holds 500 MiB), admitted already (by two authors: uploads and their
+    checks are test_serve*.py's business), with more workers asked for than there are cores;
+    on local workers, or on actors of a Ray instance of its own."""
     where = tmp_path_factory.mktemp("frozen")
-    running = Service(where / "data", free_port(), where / "serve.log",
-                      ["--workers", "64", "--move-time", "5", "--executor", request.param])
-    for author in ("ann", "ben"):
-        running.add_author(author)
+    ladder_db(where, {"slow": LIFECYCLE / "slow", "heavy": LIFECYCLE / "heavy"}, move_time=5.0)
+    running = Service(where / "data", free_port(), where / "serve.log",   # 5 s a move, stored
+                      ["--workers", "64", "--executor", request.param])
     running.start()
-    for author, bot in (("ann", LIFECYCLE / "slow"), ("ben", LIFECYCLE / "heavy")):
-        status, answer = running.upload(pack_folder(bot), running.tokens[author])
-        assert status == 202, answer
-        verdict = running.verdict(answer["id"], running.tokens[author], timeout=300)
-        assert verdict["status"] == "admitted", verdict
     yield running
     running.stop()
 

@@ -19,12 +19,11 @@ import urllib.request
 
 import pytest
 
-from arena import sandbox
 from arena.serve.uploads import pack_folder
 from browser import settled, sign_in
 from serving import SAMPLES, Service, arena, free_port, make_bot
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot run here")
+pytestmark = pytest.mark.sandbox
 
 LADDER = "mandala-2p"
 BOTS = (("alice", "greedy"), ("bob", "random"), ("carol", "first"))

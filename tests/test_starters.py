@@ -150,6 +150,7 @@ def build_compiled(tmp_path: Path, lang: str, sources: set[str], edit: str,
     return folder
 
 
+@pytest.mark.slow   # a static gRPC binary linked (test_go_bot.py builds Go in the quick selection)
 @needs_sandbox
 @needs(*GO_TOOLS, packages="golang-go golang-google-grpc-dev golang-google-protobuf-dev "
                            "golang-github-golang-protobuf-1-5-dev protobuf-compiler "
@@ -173,6 +174,7 @@ def test_the_cpp_starter_builds_offline_and_passes_bot_check(tmp_path):
     check(folder)
 
 
+@pytest.mark.slow   # javac and a jar with protobuf-java inside
 @pytest.mark.skipif(not PROTOBUF_JAR.is_file(), reason=f"no {PROTOBUF_JAR} (apt-get install "
                                                     "libprotobuf-java)")
 @needs_sandbox
