@@ -1,7 +1,14 @@
 """The root of the `arena` command: the click group every command module registers on, its
-one-line errors (never a traceback), logging set-up, and the `bench` group."""
+one-line errors (never a traceback), logging set-up, and the `bench` group.
+
+Command modules are imported only when their command runs (or `--help` lists it): each
+registers its commands on `main` or `bench` as it is imported, and `COMMAND_MODULES` says
+which module holds which command. Importing them all up front cost every `arena` process
+~0.45 s of CPU (numpy, gRPC, Starlette, Ray's client), paid by every bot check, league
+worker and test that starts one."""
 from __future__ import annotations
 
+import importlib
 import logging
 import resource
 import sys
@@ -27,7 +34,33 @@ def _usage_line(error: click.UsageError) -> UserError:
     return UserError(f"{error.format_message().rstrip('.')} (see `{where} --help`)")
 
 
-class ArenaGroup(click.Group):
+COMMAND_MODULES = {
+    "main": {"play": "play", "games": "games_cmds", "verify": "games_cmds", "ladder": "ladder",
+             "league": "league", "serve": "serve", "author": "serve", "submit": "serve",
+             "doctor": "doctor", "bot": "bot_cmds", "replay": "replay", "sprt": "sprt",
+             "debug": "debug"},
+    "bench": {"engine": "bench_engine", "ratings": "bench_ratings", "league": "league",
+              "protocol": "bench_protocol", "serve": "bench_serve", "startup": "bench_sandbox",
+              "freeze": "bench_sandbox", "fairness": "bench_fairness", "ismcts": "bench_ismcts",
+              "sprt": "bench_sprt", "seating": "bench_seating"},
+}
+"""Group name -> its command name -> the module of arena.cli that defines it."""
+
+
+class LazyGroup(click.Group):
+    """A group whose commands' modules are imported when a command is first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMAND_MODULES.get(self.name, ())))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(self.name, {}).get(name)
+        if name not in self.commands and module is not None:
+            importlib.import_module(f"arena.cli.{module}")   # registers it on this group
+        return super().get_command(ctx, name)
+
+
+class ArenaGroup(LazyGroup):
     def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
         try:   # the root's own options and arguments
             return super().make_context(info_name, args, parent, **extra)
@@ -91,6 +124,6 @@ def setup_logging(verbose: int) -> None:
     logger.setLevel([logging.WARNING, logging.INFO][verbose] if verbose < 2 else logging.DEBUG)
 
 
-@main.group()
+@main.group(cls=LazyGroup)
 def bench() -> None:
     """Benchmarks: commands that measure and print figures."""

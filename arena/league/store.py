@@ -26,7 +26,7 @@ from arena import sqlite
 from arena.stats.botstats import MatchFacts
 from arena.errors import ArenaError
 from arena.keys import LeagueKey
-from arena.stats.ratings import Outcome
+from arena.stats.outcome import Outcome
 from arena.league.schedule import MatchSpec
 
 DB_NAME = "league.sqlite"
