@@ -112,12 +112,8 @@ def test_a_bot_that_hangs_up_after_a_match_is_ended_and_restarted(host):
 def test_a_hang_up_just_after_the_thaw_is_a_protocol_forfeit_not_a_crash(monkeypatch):
     # The race a loaded machine makes: thawed for its next act, the bot reads the MatchOver
     # and hangs up before the act is even sent. Forced here by a thaw that returns only once
-    # the stream has ended; the process lives on, so it is no crash. The bot is frozen between
-    # its turns, as where there is no cpu cgroup: held instead (1 ms a second), it would read
-    # the MatchOver and hang up between the matches, and the next match would start a fresh
-    # process. (A host of its own: no pooled hangs_up process of another test.)
-    monkeypatch.setattr(sandbox.SandboxedProcess, "hold",
-                        lambda sandboxed: sandboxed.freeze(wait=True))
+    # the stream has ended; the process lives on, so it is no crash. (A host of its own: no
+    # pooled hangs_up process of another test.)
     with BotHost() as own_host, own_host.seat(BotSpec.load(TEST_BOTS / "hangs_up")) as seat:
         play_match("mandala", 2, {}, 8, [seat, random_builtin()])
         process = seat.process

@@ -79,7 +79,7 @@ def test_a_failure_of_the_service_is_answered_500_and_logged_with_its_traceback(
     with db.transaction() as conn:
         conn.execute("INSERT INTO matches VALUES ('broken', 'mandala-2p', 0, 1, '[]', "
                      "'[\"a\", \"b\"]', '[1, 0]', '[1, 2]', 'normal', NULL, NULL, "
-                     "'{not json', 0, 0, 0)")
+                     "'{not json', 0, 0, 0, NULL)")
     caplog.set_level(logging.ERROR, logger="arena")
     status, body = ask(f"{url}/api/matches/broken")
     assert status == 500

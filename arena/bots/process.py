@@ -87,6 +87,7 @@ class BotProcess:
         self.act_ids = itertools.count(1)
         self.handshaken = False
         self.frozen = False                                    # by `rest`, until its next act
+        self.waiting: list[arena_pb2.ArenaMessage] = []   # sent while it rests (`send`)
         self.rested_cpu: float | None = None   # its CPU time as it was last held
         self.held = True    # held between its turns; False once it used a gap's quota (`rest`)
         self.run_queue_mark = 0.0   # its threads' run-queue wait at the last mark
@@ -165,7 +166,9 @@ class BotProcess:
         what the scheduler lets it overrun until its tick (~2-5 ms a gap, measured). So a bot
         that used HELD_GAP_CPU or more in a gap (an honest one uses ~0.05 ms) is frozen
         instead between all its later turns. Either way, what it takes between its reply and
-        its next move is counted against it (`arena.match.FROZEN_CPU_BURST`)."""
+        its next move is counted against it (`arena.match.FROZEN_CPU_BURST`). What is sent to
+        it meanwhile (MatchOver, NewMatch) waits in the arena until its next act, so it reads
+        them on its own time, in order with its act's log line (`arena.actlogs`)."""
         if self.host.freeze_between_turns and self.alive():
             if self.held:
                 self.rested_cpu = self.process.cpu_seconds()
@@ -227,15 +230,26 @@ class BotProcess:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("to %s: %s", self.spec.name, text_format.MessageToString(
                 message, as_one_line=True))
-        self.outbox.put(message)
+        if self.frozen:   # NewMatch, MatchOver: read at its next act, on its own time
+            self.waiting.append(message)
+        else:
+            self.outbox.put(message)
+
+    def _wake(self) -> None:
+        """Ends its rest: what was sent meanwhile (`send`) goes out, then it is thawed (the
+        act's log line is written by then: what it prints on them is that act's)."""
+        for message in self.waiting:
+            self.outbox.put(message)
+        self.waiting.clear()
+        self.process.thaw()
+        self.frozen = False
 
     def act(self, message: arena_pb2.ArenaMessage, clock: MoveClock) -> str:
         """Sends an act request and waits for its reply until the clock's deadline."""
         act_id = message.act.act_id
         if self.frozen:   # since its last move (`rest`), unless it moved just before
             self._judge_gap()
-            self.process.thaw()
-            self.frozen = False
+            self._wake()
         self.send(message)    # a stream the bot has ended, before or after the thaw: raises
         try:
             reply = self.replies.get(timeout=None if clock.deadline == float("inf")
@@ -310,8 +324,7 @@ class BotProcess:
     def hang_up(self) -> None:
         """Ends the stream once what is queued on it is sent; a bot then exits by itself."""
         if self.process is not None and self.process.poll() is None:
-            self.process.thaw()
-            self.frozen = False
+            self._wake()
         self.outbox.put(None)
 
     def wait_exit(self, timeout: float) -> None:

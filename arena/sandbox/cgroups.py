@@ -36,9 +36,9 @@ V2_BUILTIN = {"cpuacct": "cpu.stat", "freezer": "cgroup.freeze"}
 _ARENA_FOLDER = "arena"
 _CPU_PERIOD_US = 100_000
 HELD_QUOTA_US = 1_000
-HELD_PERIOD_US = 1_000_000
-"""A held bot's CPU quota: the kernel's least quota in its longest period, 1 ms a second (see
-`BotCgroups.hold`)."""
+"""A held bot's CPU quota a period (_CPU_PERIOD_US): the kernel's least, 1 ms in 100 ms (see
+`BotCgroups.hold`). The period stays: a longer one while held left the kernel's period timer
+at its old deadline after the thaw, and a bot got its 100 ms quota once in a second."""
 _FREEZE_TIMEOUT = 2.0
 KEPT_FROZEN = "kept-frozen"
 """The empty sub-cgroup of a bot's cgroup v1 freezer folder, frozen for the bot's life: see
@@ -371,9 +371,9 @@ class BotCgroups:
             self._fds["cpu"] = os.open(folder / name, os.O_RDONLY | os.O_CLOEXEC)
         if "cpu" in self.folders:
             version, folder = self.folders["cpu"]
-            for key, name in ((("quota", "cpu.cfs_quota_us"), ("period", "cpu.cfs_period_us"))
-                              if version == 1 else (("max", "cpu.max"),)):
-                self._fds[key] = os.open(folder / name, os.O_WRONLY | os.O_CLOEXEC)
+            name = "cpu.cfs_quota_us" if version == 1 else "cpu.max"
+            self._fds["quota" if version == 1 else "max"] = os.open(folder / name,
+                                                                     os.O_WRONLY | os.O_CLOEXEC)
 
     def join_fds(self) -> list[int]:
         """Fresh descriptors of each cgroup's membership file, for the bot's init to write
@@ -407,8 +407,8 @@ class BotCgroups:
         return "quota" in self._fds or "max" in self._fds
 
     def hold(self) -> None:
-        """Holds the bot between its turns: its CPU quota drops to the kernel's least, 1 ms a
-        second, until `thaw`. Its threads sleep on undisturbed and any that wakes runs within
+        """Holds the bot between its turns: its CPU quota drops to the kernel's least, 1 ms in
+        100 ms, until `thaw`. Its threads sleep on undisturbed and any that wakes runs within
         that: each quota write hands the cgroup a fresh quota, and the kernel enforces it at
         its tick, so a thread that spins gets a few milliseconds (`BotProcess.rest` freezes a
         bot that does), all counted in `cpu_seconds`.
@@ -417,17 +417,15 @@ class BotCgroups:
         again to thaw it: ~100 µs of CPU a move for the arena and as much for a Python bot of
         ten threads, on top of the writes (`arena bench freeze`). Two small writes cost ~10 µs."""
         if "max" in self._fds:
-            os.write(self._fds["max"], f"{HELD_QUOTA_US} {HELD_PERIOD_US}".encode())
-        else:   # the quota first, then the period: no moment at more than the bot's own rate
+            os.write(self._fds["max"], f"{HELD_QUOTA_US} {_CPU_PERIOD_US}".encode())
+        else:
             os.write(self._fds["quota"], str(HELD_QUOTA_US).encode())
-            os.write(self._fds["period"], str(HELD_PERIOD_US).encode())
         self._held = True
 
     def _release(self) -> None:
         if "max" in self._fds:
             os.write(self._fds["max"], self._quota + f" {_CPU_PERIOD_US}".encode())
-        else:   # the period first, then the quota: no moment at more than the bot's own rate
-            os.write(self._fds["period"], str(_CPU_PERIOD_US).encode())
+        else:
             os.write(self._fds["quota"], self._quota)
         self._held = False
 

@@ -342,7 +342,7 @@ class SandboxedProcess:
     # -- CPU fairness ----------------------------------------------------------------------
     def hold(self) -> None:
         """Stops the bot between its turns, at once: its CPU quota held at the kernel's least
-        (`BotCgroups.hold`: 1 ms a second, and its threads sleep on undisturbed), else the
+        (`BotCgroups.hold`: 1 ms in 100 ms, and its threads sleep on undisturbed), else the
         freezer without waiting, else SIGSTOP. `thaw` ends it."""
         if self.cgroups.can_hold:
             self.cgroups.hold()

@@ -1,7 +1,6 @@
 """Test bot `forger`: plays random moves and, at every match, prints lines made to look like
 the arena's own log lines: a fake match header, one after a carriage return and a terminal
-escape, one after a newline inside a write, and an unfinished line. It names each move it
-makes, so every act of it has a line in its log."""
+escape, one after a newline inside a write, and an unfinished line."""
 import random
 import sys
 
@@ -23,9 +22,7 @@ class Forger(Bot):
         sys.stderr.flush()
 
     def act(self, observation, legal_moves):
-        move = self.rng.choice(legal_moves)
-        print(f"forger plays {move}", file=sys.stderr, flush=True)
-        return move
+        return self.rng.choice(legal_moves)
 
 
 if __name__ == "__main__":
