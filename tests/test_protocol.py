@@ -152,8 +152,12 @@ def test_bench_protocol_prints_the_paths_the_floors_and_the_ratio():
                      "grpc-sync", "grpc-aio", "grpc-aio-no-ee"]
     assert all(row["decisions"] == 100 and row["median_us"] > 0 for row in figures["results"])
     measured = {row["path"].split(" ")[0]: row for row in figures["results"]}
-    for path in ("arena", "grpc-sync", "grpc-aio", "grpc-aio-no-ee"):   # CPU on both sides
-        assert measured[path]["arena_cpu_us"] > 0 and measured[path]["bot_cpu_us"] > 0
+    # CPU on both sides: the arena's from its cgroup and process clock (exact), a floor's
+    # from /proc in 10 ms ticks, which 100 short decisions may not reach.
+    assert measured["arena"]["arena_cpu_us"] > 0 and measured["arena"]["bot_cpu_us"] > 0
+    for path in ("grpc-sync", "grpc-aio", "grpc-aio-no-ee"):
+        assert measured[path]["arena_cpu_us"] is not None
+        assert measured[path]["bot_cpu_us"] is not None
     assert figures["fastest_floor"].startswith("grpc-")
     assert figures["arena_over_floor"] > 0 and figures["arena_over_pipe_json"] > 0
 
