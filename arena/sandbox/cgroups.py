@@ -415,19 +415,16 @@ class BotCgroups:
 
         The freezer stops a bot fully, but it wakes every thread of the bot to stop it and
         again to thaw it: ~100 µs of CPU a move for the arena and as much for a Python bot of
-        ten threads, on top of the writes (`arena bench freeze`). Two small writes cost ~10 µs."""
-        if "max" in self._fds:
-            os.write(self._fds["max"], f"{HELD_QUOTA_US} {_CPU_PERIOD_US}".encode())
-        else:
-            os.write(self._fds["quota"], str(HELD_QUOTA_US).encode())
+        ten threads, on top of the writes (`arena bench freeze`). One small write costs ~10 µs."""
+        self._write_quota(str(HELD_QUOTA_US).encode())
         self._held = True
 
-    def _release(self) -> None:
+    def _write_quota(self, quota: bytes) -> None:
+        """Sets the bot's CPU quota a period (_CPU_PERIOD_US, which never changes)."""
         if "max" in self._fds:
-            os.write(self._fds["max"], self._quota + f" {_CPU_PERIOD_US}".encode())
+            os.write(self._fds["max"], quota + f" {_CPU_PERIOD_US}".encode())
         else:
-            os.write(self._fds["quota"], self._quota)
-        self._held = False
+            os.write(self._fds["quota"], quota)
 
     @property
     def can_freeze(self) -> bool:
@@ -458,7 +455,8 @@ class BotCgroups:
         both whatever this object last did (for a kill: killed processes die only once they
         run, and another thread may be holding the bot meanwhile)."""
         if self.can_hold and (self._held or surely):
-            self._release()
+            self._write_quota(self._quota)
+            self._held = False
         if self.can_freeze and (self._frozen or surely):
             version = self.folders["freezer"][0]
             os.write(self._fds["freeze"], b"THAWED" if version == 1 else b"0")
