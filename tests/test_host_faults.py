@@ -8,6 +8,8 @@
   processes outside the arena hold the cores, is voided (HostOverloaded, with what was
   measured), not charged; a bot that overruns its time (it sleeps) is charged on a loaded
   machine and on an idle one, and the record keeps what was measured.
+- So is a bot that starts within its start-up budget on an idle machine but not under the
+  spinners: its start-up is voided, not a forfeit.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.bots import BotSpec
+from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.hostload import STARVED_SHARE, WAIT_SHARE
 from arena.errors import HostError, HostOverloaded
@@ -156,6 +158,23 @@ def test_a_timeout_while_spinners_hold_the_cores_is_voided_not_charged(host):
     assert measure["seat"] == 0 and measure["voided"] is True
     assert measure["share_left"] < 0.75 and measure["others_cpu"] > measure["bot_cpu"]
     assert "voided, not the bot's loss" in str(voided[0])
+
+
+@pytest.mark.serial   # the machine's load is what it measures
+def test_a_start_up_the_spinners_hold_past_its_budget_is_voided_not_charged():
+    tight = TimeControl(move_time=0.5, startup=1.0)   # the random bot starts in ~0.3 s idle
+    with BotHost(fresh_per_match=True) as fresh:
+        def play(seed: int) -> dict:
+            return play_match("mandala", 2, {}, seed, [fresh.seat(spec(RANDOM), lane=0),
+                                                       fresh.seat(spec(RANDOM), lane=1)], tight)
+        assert play(5)["result"]["end"] == "normal"   # both start in time with their cores
+        with Spinners(), pytest.raises(HostOverloaded) as voided:
+            play(6)
+    measure = voided.value.measure
+    assert measure["start_up"] is True and measure["voided"] is True and measure["wall"] == 1.0
+    assert measure["share_left"] < 0.75 and measure["others_cpu"] > measure["bot_cpu"]
+    assert "did not start within 1 s" in str(voided.value)
+    assert "not the bot's fault" in str(voided.value)
 
 
 @pytest.mark.serial   # the machine's load is what it measures

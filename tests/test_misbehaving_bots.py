@@ -198,6 +198,7 @@ def test_the_start_up_budget_is_its_own_and_the_arena_measures_it(host, good, tm
     record, _, _ = play_misbehaving(host, good, folder, time_control=tight)
     assert (forfeit_of(record)["seat"], forfeit_of(record)["reason"]) == (0, "timeout")
     assert "no handshake within the start-up budget of 0.4 s" in forfeit_of(record)["detail"]
+    assert "other processes used" in forfeit_of(record)["detail"]   # weighed, then charged
     assert record["moves"] == []
     roomy = TimeControl(move_time=0.5, startup=5.0)
     record, _, _ = play_misbehaving(host, good, folder, time_control=roomy)

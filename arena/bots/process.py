@@ -36,7 +36,7 @@ from arena.bots.manifest import BotSpec
 from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
                               BotReportedError, BotTimeout)
 from arena.clock import MoveClock
-from arena.errors import HostError
+from arena.errors import HostError, HostOverloaded
 from arena.v1 import arena_pb2
 
 if TYPE_CHECKING:
@@ -103,6 +103,7 @@ class BotProcess:
         except (OSError, RuntimeError) as error:   # no socket or threads left for it
             raise HostError(f"the host could not serve bot {self.spec.name}: {error} (not "
                             "the bot's fault: the match is not played)") from None
+        machine_before = hostload.machine_cpu_seconds()
         try:
             self.process = self.host.spawn(
                 list(self.spec.command), self.spec.folder, env=env,
@@ -127,9 +128,7 @@ class BotProcess:
                 self.check_host()
                 raise self.death_error("before its handshake")
             if time.monotonic() >= deadline:
-                self.kill()
-                raise BotTimeout(self.spec.name, f"no handshake within the start-up budget "
-                                                 f"of {budget:g} s (its stderr: {self.log_path})")
+                self._startup_timeout(budget, machine_before)
         took = time.monotonic() - (deadline - budget)
         if self.host.warn_slow_start and took > budget * STARTUP_WARN_SHARE:
             # Start-up time varies with the machine's load: a bot near its limit here
@@ -139,6 +138,23 @@ class BotProcess:
                         "may forfeit (load less before run(), or give --startup-time)")
         self.mark_run_queue()   # a start-up on a busy machine is not a move
         self.rest()
+
+    def _startup_timeout(self, budget: float, machine_before: float) -> None:
+        """Ends a bot that did not start within `budget`, raising BotTimeout, or
+        HostOverloaded when other processes kept it off the CPU it was due meanwhile: judged
+        as a move's timeout is (`arena.hostload`), its threads' wait counted since spawn."""
+        load = hostload.measure(budget, self.process.cpu_seconds(),
+                                self.process.run_queue_wait(), machine_before,
+                                self.host.limits.cpus)
+        self.kill()
+        if load.starved:
+            raise HostOverloaded(f"bot {self.spec.name} did not start within {budget:g} s "
+                                 f"while other processes held the machine's CPU "
+                                 f"({load.describe()}): not the bot's fault",
+                                 {"start_up": True, **load.to_record()})
+        raise BotTimeout(self.spec.name, f"no handshake within the start-up budget of "
+                                         f"{budget:g} s ({load.describe()}; its stderr: "
+                                         f"{self.log_path})")
 
     def check_host(self) -> None:
         """Raises HostError when a bot that ended before its handshake did so for the host's

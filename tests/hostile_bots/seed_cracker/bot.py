@@ -5,10 +5,11 @@ starting view) it deals every candidate seed with the engine and compares. The c
 seeds a person would type (0 .. TYPED), the deal seeds of the old unkeyed league scheme
 (sha256 of "arena-deal:LEAGUE:DEAL" for small league seeds), and those of its candidates
 whose old unkeyed seat hash equals its rng_seed. It logs `cracker: RNG_SEED searched N
-candidates, found none`, or for a hit `cracker: RNG_SEED CRACKED seed S hands HANDS` with
-every seat's hand as that seed deals them: a claim a test can check against the real deal
-(a seat's first view is small, so some seed may show it by chance and be wrong about the
-rest). Then it plays randomly.
+candidates, found none`, or for a hit `cracker: RNG_SEED CRACKED seed S setup SETUP` with
+the whole deal that seed makes (every hand, cup and the deck's order): a claim a test can
+check against the real deal. A seat's first view is small, so some seed may show it by
+chance, and even deal the other hands the same (hands are a handful of colours), yet be
+wrong about the deck. Then it plays randomly.
 """
 import hashlib
 import json
@@ -71,8 +72,8 @@ class SeedCracker(Bot):
                 print(f"cracker: {match.rng_seed} searched {tried} candidates, found none",
                       file=sys.stderr)
             else:
-                print(f"cracker: {match.rng_seed} CRACKED seed {seed} hands "
-                      f"{json.dumps(setup['hands'])}", file=sys.stderr)
+                print(f"cracker: {match.rng_seed} CRACKED seed {seed} setup "
+                      f"{json.dumps(setup)}", file=sys.stderr)
             sys.stderr.flush()
         self.first = False
         return self.rng.choice(legal_moves)
