@@ -338,6 +338,29 @@ def test_a_bot_spinning_while_held_is_frozen_between_its_later_turns(tmp_path):
     assert max(taken[1:]) < 0.0005, taken
 
 
+@pytest.mark.serial   # CPU taken in the gaps: measured with nothing beside it
+def test_a_long_gap_keeps_an_honest_bot_held_and_catches_a_bot_that_spins_in_it(tmp_path):
+    # Between two matches a bot rests for seconds. An idle Python bot's timers take 1-2 ms
+    # there, over one quota, so the gap's allowance grows with its length (HELD_GAP_SHARE);
+    # a bot that spins only in such gaps takes its whole quota, 1% of a core, and more.
+    with BotHost(log_dir=tmp_path / "logs") as host:
+        honest = host.seat(BotSpec.load(SAMPLE_BOTS / "random"), lane=0)
+        spinner = host.seat(BotSpec.load(HOSTILE / "gap_spinner"), lane=1)
+
+        def play(seed: int) -> tuple[bool, bool]:
+            record = play_match("mandala", 2, {}, seed, [honest, spinner],
+                                TimeControl(move_time=5), bot_seeds=(1, 2))
+            assert record["result"]["end"] == "normal", record["result"]
+            return honest.process.held, spinner.process.held
+        assert play(5) == (True, True)   # the short gaps of a match: nothing seen
+        time.sleep(2.5)                  # between matches
+        held = play(6)
+        for seat in (honest, spinner):
+            seat.close()
+    assert log_lines(tmp_path / "logs", "gap_spinner: spinning")
+    assert held == (True, False)
+
+
 @pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it
 def test_an_honest_bot_is_never_charged_for_the_freezers_moment(tmp_path):
     # The control: bots that only think in their own moves play whole matches, no forfeit.

@@ -58,8 +58,14 @@ MAX_CONNECTIONS = 8     # connections one bot may hold to its server; more are c
 MAX_CALLS = 2           # calls at once on a bot's server (handshake, Play); more are refused
 IDLE_CONNECTION_MS = 5000   # a connection without a call is closed after this
 HELD_GAP_CPU = sandbox.HELD_QUOTA_US / 1e6
-"""CPU seconds a held bot may use in one gap between its turns before it is frozen instead
-from then on (`BotProcess.rest`): its whole quota, which no honest bot comes near."""
+"""CPU seconds a held bot may use in one gap between its turns, plus HELD_GAP_SHARE of the
+gap's length, before it is frozen instead from then on (`BotProcess.rest`): one period's
+quota, which no honest bot comes near in a gap between two moves."""
+HELD_GAP_SHARE = 0.005
+"""... and this share of a core over a long gap (between matches: seconds). An idle Python
+bot's timers (gRPC's, asyncio's) use ~0.1% of a core; a bot that spins while held takes its
+whole quota, 1%, and more (the kernel enforces it at its tick). Without it, the sample bots
+were frozen after their first gap of a second or two in a league (1-2 ms of timers)."""
 
 
 # -- one bot process ------------------------------------------------------------------------
@@ -89,6 +95,7 @@ class BotProcess:
         self.frozen = False                                    # by `rest`, until its next act
         self.waiting: list[arena_pb2.ArenaMessage] = []   # sent while it rests (`send`)
         self.rested_cpu: float | None = None   # its CPU time as it was last held
+        self.rested_at = 0.0                   # and when (time.monotonic())
         self.held = True    # held between its turns; False once it used a gap's quota (`rest`)
         self.run_queue_mark = 0.0   # its threads' run-queue wait at the last mark
         self.socket_path = host.socket_dir / f"bot-{next(host._socket_ids)}.sock"
@@ -180,23 +187,25 @@ class BotProcess:
         Held at the kernel's least CPU quota (`sandbox.SandboxedProcess.hold`): cheap, and its
         threads sleep on undisturbed, but a thread that spins meanwhile gets its quota plus
         what the scheduler lets it overrun until its tick (~2-5 ms a gap, measured). So a bot
-        that used HELD_GAP_CPU or more in a gap (an honest one uses ~0.05 ms) is frozen
-        instead between all its later turns. Either way, what it takes between its reply and
+        that used HELD_GAP_CPU or more in a gap (an honest one uses ~0.05 ms between two
+        moves), and HELD_GAP_SHARE of a core over a long gap, is frozen instead between all
+        its later turns. Either way, what it takes between its reply and
         its next move is counted against it (`arena.match.FROZEN_CPU_BURST`). What is sent to
         it meanwhile (MatchOver, NewMatch) waits in the arena until its next act, so it reads
         them on its own time, in order with its act's log line (`arena.actlogs`)."""
         if self.host.freeze_between_turns and self.alive():
             if self.held:
-                self.rested_cpu = self.process.cpu_seconds()
+                self.rested_cpu, self.rested_at = self.process.cpu_seconds(), time.monotonic()
                 self.process.hold()
             else:
                 self.process.freeze(wait=False)
             self.frozen = True
 
     def _judge_gap(self) -> None:
-        """Freezes the bot between its later turns if it used HELD_GAP_CPU in this gap."""
+        """Freezes the bot between its later turns if it computed while held in this gap."""
         if self.held and self.rested_cpu is not None:
-            if self.process.cpu_seconds() - self.rested_cpu >= HELD_GAP_CPU:
+            allowed = HELD_GAP_CPU + HELD_GAP_SHARE * (time.monotonic() - self.rested_at)
+            if self.process.cpu_seconds() - self.rested_cpu >= allowed:
                 self.held = False
                 log.info(f"bot {self.spec.name} computed while held (process {self.tag}): "
                          "frozen between its turns from now on")
