@@ -143,22 +143,24 @@ def test_a_bot_started_by_hand_says_the_arena_starts_bots():
 
 
 @needs_sandbox
-def test_bench_protocol_prints_the_paths_the_floors_and_the_ratio():
+def test_bench_protocol_prints_the_paths_the_floors_the_patterns_and_the_ratio():
     result = CliRunner().invoke(main, ["bench", "protocol", "--decisions", "100", "--json"])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     paths = [row["path"].split(" ")[0] for row in figures["results"]]
     assert paths == ["in-process", "arena", "pipe-json", "pipe-ping",
-                     "grpc-sync", "grpc-aio", "grpc-aio-no-ee"]
+                     "grpc-sync", "grpc-aio", "grpc-aio-no-ee",
+                     "grpc-sync-handoff", "grpc-aio-handoff"]
     assert all(row["decisions"] == 100 and row["median_us"] > 0 for row in figures["results"])
     measured = {row["path"].split(" ")[0]: row for row in figures["results"]}
     # CPU on both sides: the arena's from its cgroup and process clock (exact), a floor's
     # from /proc in 10 ms ticks, which 100 short decisions may not reach.
     assert measured["arena"]["arena_cpu_us"] > 0 and measured["arena"]["bot_cpu_us"] > 0
-    for path in ("grpc-sync", "grpc-aio", "grpc-aio-no-ee"):
+    for path in ("grpc-sync", "grpc-aio", "grpc-aio-no-ee", "grpc-sync-handoff",
+                 "grpc-aio-handoff"):
         assert measured[path]["arena_cpu_us"] is not None
         assert measured[path]["bot_cpu_us"] is not None
-    assert figures["fastest_floor"].startswith("grpc-")
+    assert figures["fastest_floor"].endswith("(floor)")   # never a handoff pattern
     assert figures["arena_over_floor"] > 0 and figures["arena_over_pipe_json"] > 0
 
 

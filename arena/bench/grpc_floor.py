@@ -9,6 +9,17 @@ trip as the arena times a move. Three ways, each with both ends alike:
 - `aio-no-ee`: `grpc.aio` with gRPC's event engine off (`arena.GRPC_ENVIRONMENT` in both
   processes' environment, as the arena and its bots run).
 
+And two patterns of a server whose asks come from another thread, as a match runner's do
+(`PATTERNS`, client and settings as `aio-no-ee`): what handing each ask over to gRPC's own
+thread costs, and which way of serving costs less.
+
+- `sync-handoff`: the arena's own way (arena.bots.process): a synchronous server whose
+  stream handler takes each ask from a queue the asking thread fills, and puts the answer
+  in another;
+- `aio-handoff`: a `grpc.aio` server on an event loop in a thread of its own (the "one
+  asyncio server per worker" design), the asking thread scheduling each round trip on the
+  loop (`call_soon_threadsafe`) and waiting for the answer on a queue.
+
 `FloorPair(mode)` starts the two processes; `round_trips(n)` has the server make `n` more
 round trips and returns their times, so a benchmark can interleave a floor with other paths
 in small turns (whatever else the machine does then weighs on all alike); `cpu()` gives the
@@ -31,6 +42,7 @@ from pathlib import Path
 from arena import GRPC_ENVIRONMENT
 
 MODES = ("sync", "aio", "aio-no-ee")
+PATTERNS = ("sync-handoff", "aio-handoff")
 ASK_BYTES = 600      # about an act request of mandala
 ANSWER_BYTES = 20    # about a move reply
 METHOD = "/floor.Floor/Play"
@@ -41,7 +53,7 @@ def environment(mode: str) -> dict[str, str]:
     """The environment both ends of `mode` run with: gRPC's defaults but for `aio-no-ee`
     (an empty value, not none, as importing `arena` sets one where there is none)."""
     env = {**os.environ, **GRPC_ENVIRONMENT}
-    if mode != "aio-no-ee":
+    if mode not in ("aio-no-ee", *PATTERNS):
         env["GRPC_EXPERIMENTS"] = ""
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
                                                       os.environ.get("PYTHONPATH")]))
@@ -52,8 +64,9 @@ class FloorPair:
     """A server and a client process of `mode`, connected, waiting for `round_trips`."""
 
     def __init__(self, mode: str):
-        if mode not in MODES:
-            raise ValueError(f"unknown floor mode {mode!r}: one of {', '.join(MODES)}")
+        if mode not in MODES + PATTERNS:
+            raise ValueError(f"unknown floor mode {mode!r}: one of "
+                             f"{', '.join(MODES + PATTERNS)}")
         self.mode = mode
         self._folder = tempfile.TemporaryDirectory(prefix="arena-floor-")
         socket = str(Path(self._folder.name) / "floor.sock")
@@ -61,7 +74,8 @@ class FloorPair:
         env = environment(mode)
         self.server = subprocess.Popen(command + ["serve", mode, socket], env=env, text=True,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.client = subprocess.Popen(command + ["connect", mode, socket], env=env)
+        client_mode = "aio-no-ee" if mode in PATTERNS else mode
+        self.client = subprocess.Popen(command + ["connect", client_mode, socket], env=env)
 
     def round_trips(self, count: int) -> list[float]:
         """Seconds of each of `count` more round trips, timed by the server."""
@@ -98,32 +112,37 @@ def _cpu_seconds(pid: int) -> float:
 
 
 # -- the two ends -------------------------------------------------------------------------------
+def _counts():
+    """The counts asked for on stdin, until an empty line or its end."""
+    while (line := sys.stdin.readline().strip()):
+        yield int(line)
+
+
+def _report(seconds: list[float]) -> None:
+    print(json.dumps(seconds), flush=True)
+
+
 def _serve(mode: str, socket: str) -> None:
+    if mode in PATTERNS:
+        _serve_handing_over(mode, socket)
+        return
     import grpc
     ask = b"a" * ASK_BYTES
     handlers = {}
     done = threading.Event()
 
-    def counts():
-        """The counts asked for on stdin, until an empty line or its end."""
-        while (line := sys.stdin.readline().strip()):
-            yield int(line)
-
-    def report(seconds: list[float]) -> None:
-        print(json.dumps(seconds), flush=True)
-
     if mode == "sync":
         from concurrent import futures
 
         def play(answers, context):
-            for count in counts():
+            for count in _counts():
                 seconds = []
                 for _ in range(count):
                     started = time.monotonic()
                     yield ask
                     next(answers)
                     seconds.append(time.monotonic() - started)
-                report(seconds)
+                _report(seconds)
             done.set()
 
         handlers["Play"] = grpc.stream_stream_rpc_method_handler(play)
@@ -139,7 +158,7 @@ def _serve(mode: str, socket: str) -> None:
 
     async def play(answers, context):
         loop = asyncio.get_running_loop()
-        pending = counts()
+        pending = _counts()
         while (count := await loop.run_in_executor(None, next, pending, None)) is not None:
             seconds = []
             for _ in range(count):
@@ -147,7 +166,7 @@ def _serve(mode: str, socket: str) -> None:
                 await context.write(ask)
                 await context.read()
                 seconds.append(time.monotonic() - started)
-            report(seconds)
+            _report(seconds)
         done.set()
 
     async def main() -> None:
@@ -161,6 +180,74 @@ def _serve(mode: str, socket: str) -> None:
         await server.stop(grace=1.0)
 
     asyncio.run(main())
+
+
+def _serve_handing_over(mode: str, socket: str) -> None:
+    """A server of a handoff pattern (PATTERNS): this thread times each round trip, which a
+    thread of gRPC's (sync) or an event loop's thread (aio) carries out."""
+    import queue
+
+    import grpc
+    ask = b"a" * ASK_BYTES
+    answers: queue.SimpleQueue = queue.SimpleQueue()
+    attached = threading.Event()
+    generic = lambda play: (grpc.method_handlers_generic_handler(   # noqa: E731
+        "floor.Floor", {"Play": grpc.stream_stream_rpc_method_handler(play)}),)
+    if mode == "sync-handoff":
+        from concurrent import futures
+        asks: queue.SimpleQueue = queue.SimpleQueue()
+
+        def play(requests, context):
+            attached.set()
+            while (message := asks.get()) is not None:
+                yield message
+                answers.put(next(requests))
+
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        server.add_generic_rpc_handlers(generic(play))
+        server.add_insecure_port(f"unix:{socket}")
+        server.start()
+        round_trip = lambda: asks.put(ask)   # noqa: E731
+        stop = lambda: (asks.put(None), server.stop(grace=1.0).wait())   # noqa: E731
+    else:
+        import asyncio
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, daemon=True).start()
+        calls, done = [], asyncio.Event()
+
+        async def play(requests, context):
+            calls.append(context)
+            attached.set()
+            await done.wait()
+
+        async def start() -> grpc.aio.Server:
+            server = grpc.aio.server()
+            server.add_generic_rpc_handlers(generic(play))
+            server.add_insecure_port(f"unix:{socket}")
+            await server.start()
+            return server
+
+        async def one() -> None:
+            await calls[0].write(ask)
+            answers.put(await calls[0].read())
+
+        server = asyncio.run_coroutine_threadsafe(start(), loop).result()
+        round_trip = lambda: loop.call_soon_threadsafe(loop.create_task, one())  # noqa: E731
+
+        def stop() -> None:
+            loop.call_soon_threadsafe(done.set)
+            asyncio.run_coroutine_threadsafe(server.stop(grace=1.0), loop).result()
+    if not attached.wait(TIMEOUT):
+        raise RuntimeError("the floor's client never connected")
+    for count in _counts():
+        seconds = []
+        for _ in range(count):
+            started = time.monotonic()
+            round_trip()
+            answers.get()
+            seconds.append(time.monotonic() - started)
+        _report(seconds)
+    stop()
 
 
 def _connect(mode: str, socket: str) -> None:

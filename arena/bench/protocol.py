@@ -8,7 +8,11 @@
   bare cost of waking another process and being woken back);
 - gRPC floors: a bare gRPC stream between two processes on a Unix socket, a 600-byte ask
   and a 20-byte answer, three ways (arena.bench.grpc_floor): the least the arena's protocol
-  can cost, and the target is measured against the fastest of them.
+  can cost, and the target is measured against the fastest of them;
+- gRPC handoff patterns: the same stream, asked from a thread other than the server's, as a
+  match runner asks: the arena's synchronous server fed by a queue, and an asyncio server on
+  a loop thread of its own (arena.bench.grpc_floor.PATTERNS): what the handoff costs, and
+  which design of the arena's server costs less.
 
 Each decision is timed with a monotonic clock around the call, as the match runner times a
 bot; the arena's also holds the bot once it has answered, as the runner does between its
@@ -105,6 +109,8 @@ def figure(path: str, seconds: list[float], arena_cpu: float | None = None,
 
 
 def floor_name(mode: str) -> str:
+    if mode in grpc_floor.PATTERNS:
+        return f"grpc-{mode} (pattern)"
     return f"grpc-{mode} (floor)"
 
 
@@ -127,7 +133,8 @@ class _Paths:
         self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.arena_name = "arena (gRPC, no sandbox)" if unsafe else "arena (gRPC, sandboxed bot)"
-        self.floors = [grpc_floor.FloorPair(mode) for mode in grpc_floor.MODES]
+        self.floors = [grpc_floor.FloorPair(mode)
+                       for mode in grpc_floor.MODES + grpc_floor.PATTERNS]
 
     def deciders(self) -> dict[str, Callable[[dict, list[str]], str]]:
         send, receive = self.child.stdin, self.child.stdout
