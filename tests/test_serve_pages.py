@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 
 from arena.serve.uploads import pack_folder
-from browser import settled, sign_in
+from browser import phone, settled, sign_in, widths
 from serving import SAMPLES, Service, arena, free_port, make_bot
 
 pytestmark = pytest.mark.sandbox
@@ -371,7 +371,6 @@ def test_the_ladder_page_shows_new_matches_without_a_reload(service, browser):
 
 # -- a phone's width ------------------------------------------------------------------------------
 
-PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 PAGES = ["/", f"/ladders/{LADDER}", "/bots/alice/greedy", "/authors/bob", "MATCH",
          "MATCH/replay", "SUBMISSION", "/submit", "/login", "/no/such/page"]
 
@@ -384,19 +383,16 @@ def test_every_page_fits_a_390_pixel_screen(service, browser, rejected, path,
         path = path.replace("MATCH", newest["url"])
     path = path.replace("SUBMISSION", f"/submissions/{rejected['id']}")
     sign_in(browser, service, "bob")   # signed in: the header is at its widest
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
     try:
-        browser.get(service.url + path)
-        width, scrolled, inner = browser.execute_script(
-            "const root = document.documentElement;"
-            "return [root.clientWidth, root.scrollWidth, window.innerWidth];")
-        name = path.strip("/").replace("/", "_") or "home"
-        shot = tmp_path_factory.mktemp("phone") / f"{name}.png"
-        assert browser.save_screenshot(str(shot)), shot
+        with phone(browser):
+            browser.get(service.url + path)
+            width, scrolled, inner = widths(browser)
+            name = path.strip("/").replace("/", "_") or "home"
+            shot = tmp_path_factory.mktemp("phone") / f"{name}.png"
+            assert browser.save_screenshot(str(shot)), shot
         print(f"{path}: {scrolled} px of {inner}, screenshot {shot}")
         assert width == inner == 390 and scrolled <= inner, (path, width, scrolled, inner)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert int.from_bytes(shot.read_bytes()[16:20], "big") == 390   # the PNG's width
     finally:
-        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         browser.delete_all_cookies()
