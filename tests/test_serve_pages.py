@@ -371,7 +371,7 @@ def test_the_ladder_page_shows_new_matches_without_a_reload(service, browser):
 
 # -- a phone's width ------------------------------------------------------------------------------
 
-PAGES = ["/", f"/ladders/{LADDER}", "/bots/alice/greedy", "/authors/bob", "MATCH",
+PAGES = ["/", f"/ladders/{LADDER}", "/bots", "/bots/alice/greedy", "/authors/bob", "MATCH",
          "MATCH/replay", "SUBMISSION", "/submit", "/login", "/no/such/page"]
 
 

@@ -16,7 +16,7 @@ import math
 from importlib import resources
 from dataclasses import dataclass
 from typing import Any, Callable
-from urllib.parse import urlencode
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -30,6 +30,7 @@ from starlette.routing import Route
 from arena.render import shown_time
 from arena.render.replay import render_replay_html
 from arena.serve import author_view, export, headtohead, paging, views
+from arena.serve.lists import page_links, page_params, pairs_json, pairs_of
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
@@ -51,6 +52,10 @@ REPLAY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'uns
                  "sandbox allow-scripts")
 """The replay viewer (/matches/ID/replay): one inline script, no network, in a sandbox of its
 own (an opaque origin: no cookie, no storage) even when opened outside its frame."""
+
+
+HOME_STANDINGS = 10
+"""Rows of each ladder's standings on the home page; its ladder page pages them all."""
 
 
 @dataclass
@@ -147,9 +152,9 @@ async def server_error(request: Request, exc: Exception) -> Response:
 # -- pages ------------------------------------------------------------------------------------
 def home(request: Request) -> Response:
     service: Service = request.app.state.service
-    return page(request, "home.html", ladders=[views.ladder_view(service.db, ladder,
-                                                                 service.ladders)
-                                               for ladder in service.db.ladders()],
+    return page(request, "home.html", ladders=[
+        views.ladder_view(service.db, ladder, service.ladders, limit=HOME_STANDINGS)
+        for ladder in service.db.ladders()],
                 provisional_matches=views.PROVISIONAL_MATCHES,
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
@@ -159,10 +164,13 @@ def ladder_page(request: Request) -> Response:
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
     cursor, limit = page_params(request, default_limit=30)
     matches = views.matches(service.db, ladder=ladder.id, limit=limit, cursor=cursor)
-    return page(request, "ladder.html", policy=LADDER_POLICY,
-                ladder=views.ladder_view(service.db, ladder, service.ladders),
+    ranks, rank_limit = page_params(request, default_limit=50, prefix="standings_")
+    view = views.ladder_view(service.db, ladder, service.ladders, rank_limit, ranks)
+    return page(request, "ladder.html", policy=LADDER_POLICY, ladder=view,
+                standings_links=page_links(request, view.standings, "standings", "standings_"),
+                request_cursor=ranks.text() if ranks else "", request_limit=rank_limit,
                 matches=matches, links=page_links(request, matches),
-                head_to_head=headtohead.ladder_pairs(service.db, ladder.id),
+                **pairs_of(request, headtohead.ladder_pairs(service.db, ladder.id)),
                 provisional_matches=views.PROVISIONAL_MATCHES,
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
@@ -179,7 +187,14 @@ def bot_page(request: Request) -> Response:
     return page(request, "bot.html", private=logs is not None, bot=bot, logs=logs,
                 matches=matches,
                 links=page_links(request, matches),
-                head_to_head=headtohead.bot_opponents(service.db, bot.id))
+                **pairs_of(request, headtohead.bot_opponents(service.db, bot.id)))
+
+
+def bots_page(request: Request) -> Response:
+    service: Service = request.app.state.service
+    cursor, limit = page_params(request, default_limit=50)
+    found = views.bots(service.db, limit, cursor)
+    return page(request, "bots.html", bots=found, links=page_links(request, found, "bots"))
 
 
 def match_page(request: Request) -> Response:
@@ -311,14 +326,15 @@ def api_ladders(request: Request) -> Response:
 def api_ladder(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-    return JSONResponse(views.ladder_json(service.db, ladder, service.ladders))
+    cursor, limit = page_params(request, default_limit=100)
+    return JSONResponse(views.ladder_json(service.db, ladder, service.ladders, limit, cursor))
 
 
 def api_head_to_head(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-    return JSONResponse({"ladder": ladder.id, "head_to_head": [
-        pair.json() for pair in headtohead.ladder_pairs(service.db, ladder.id)]})
+    return pairs_json(request, headtohead.ladder_pairs(service.db, ladder.id),
+                      ladder=ladder.id)
 
 
 def api_export(request: Request) -> Response:
@@ -332,16 +348,31 @@ def api_export(request: Request) -> Response:
 
 
 def api_bots(request: Request) -> Response:
+    """Every bot, paged: those playing newest first, then the retired ones."""
     service: Service = request.app.state.service
-    return JSONResponse({"bots": views.all_bots(service.db)})
+    cursor, limit = page_params(request, default_limit=100)
+    found = views.bots(service.db, limit, cursor)
+    return JSONResponse({"bots": [bot.json() for bot in found.items],
+                         "next_cursor": found.older, "newer_cursor": found.newer})
 
 
 def api_bot(request: Request) -> Response:
     service: Service = request.app.state.service
     bot = need(views.bot(service.db, request.path_params["author"],
                          request.path_params["name"]), "bot")
+    found = headtohead.page(headtohead.bot_opponents(service.db, bot.id), None, 100)
+    more = f"/api/bots/{bot.author}/{bot.name}/head-to-head?cursor={quote(found.older)}" \
+        if found.older else None
     return JSONResponse({**views.bot_json(bot), "head_to_head": [
-        pair.json() for pair in headtohead.bot_opponents(service.db, bot.id)]})
+        pair.json() for pair in found.items], "head_to_head_next": more})
+
+
+def api_bot_head_to_head(request: Request) -> Response:
+    service: Service = request.app.state.service
+    author, name = request.path_params["author"], request.path_params["name"]
+    bot_id = need(views.bot_id(service.db, author, name), "bot")
+    return pairs_json(request, headtohead.bot_opponents(service.db, bot_id),
+                      bot=f"{author}/{name}")
 
 
 def api_bot_logs(request: Request) -> Response:
@@ -441,7 +472,8 @@ def ask_recheck(service: Service, author: Author, submission_id: int) -> int:
 
 ROUTES = [
     Route("/", home), Route("/ladders/{ladder}", ladder_page), Route("/live.js", live_script),
-    Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
+    Route("/bots", bots_page), Route("/bots/{author}/{name}", bot_page),
+    Route("/matches/{match}", match_page),
     Route("/bots/{author}/{name}/retire", retire_from_form, methods=["POST"]),
     Route("/matches/{match}/replay", match_replay),
     Route("/authors/{author}", author_page),
@@ -456,6 +488,7 @@ ROUTES = [
     Route("/api/ladders/{ladder}/head-to-head", api_head_to_head),
     Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
     Route("/api/bots/{author}/{name}/logs", api_bot_logs),
+    Route("/api/bots/{author}/{name}/head-to-head", api_bot_head_to_head),
     Route("/api/matches", api_matches), Route("/api/matches/{match}", api_match),
     Route("/api/submissions", api_submissions, methods=["GET"]),
     Route("/api/submissions", api_submit, methods=["POST"]),
@@ -464,42 +497,12 @@ ROUTES = [
 ]
 
 
-def page_params(request: Request, default_limit: int) -> tuple[paging.Cursor | None, int]:
-    """`?cursor=` and `?limit=` of a list (page or API), refused with 400 in one line."""
-    params = request.query_params
-    limit = _int_param(params.get("limit", str(default_limit)), "limit", 1, paging.MAX_LIMIT)
-    return paging.parse(params.get("cursor")), limit   # CursorError: 400, as bad_cursor says
-
-
-def page_links(request: Request, found: paging.Page,
-               anchor: str = "matches") -> dict[str, str | None]:
-    """The "older" and "newer" links of a page's list: its own URL with the other cursor,
-    scrolled to the list (`#anchor`)."""
-    def link(cursor: str | None) -> str | None:
-        if cursor is None:
-            return None
-        query = {**request.query_params, "cursor": cursor}
-        return f"{request.url.path}?{urlencode(query)}#{anchor}"
-    return {"older": link(found.older), "newer": link(found.newer)}
-
-
 def _ladder_param(text: str) -> str:
     """`mandala:2` (as the CLI writes it) or `mandala-2p` (as URLs do) -> `mandala-2p`."""
     game, sep, players = text.partition(":")
     if sep and players.isdigit():
         return ladder_id(game, int(players))
     return text
-
-
-def _int_param(text: str, name: str, low: int, high: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
-        raise HTTPException(400, f"{name} must be a whole number from {low} to {high}, "
-                                 f"not {text!r}")
-    return value
 
 
 async def _read_capped(request: Request, cap: int) -> bytes:
