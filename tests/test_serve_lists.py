@@ -1,7 +1,7 @@
 """Every list the service shows is paged by cursor, the same on pages and in the API: the
 bots (`/bots`, `/api/bots`), a ladder's standings (its page, `/api/ladders/ID`: a cursor
-names a place in the ranking, provisional ratings still ranked apart) and head to head
-pairs. Walked to the end, a list
+names a place in the ranking, provisional ratings still ranked apart), head to head pairs,
+and the matches being played now (a live list on the ladder page). Walked to the end, a list
 gives each row once while new rows land; a cursor or limit a hostile reader makes up is
 refused in one line.
 
@@ -35,10 +35,10 @@ the next few a few (provisional), the rest none yet (provisional, listed last)."
 
 
 class Lists:
-    """The served app and its database."""
+    """The served app, its database, and what it says is being played now."""
 
-    def __init__(self, db: ServiceDB, ladder, url: str):
-        self.db, self.ladder, self.url = db, ladder, url
+    def __init__(self, db: ServiceDB, ladder, url: str, playing: list[dict]):
+        self.db, self.ladder, self.url, self.playing = db, ladder, url, playing
         self.added = 0
 
     def get(self, path: str) -> dict:
@@ -70,10 +70,12 @@ def lists(tmp_path_factory):
         conn.execute("UPDATE bots SET retired = 1 WHERE name = 'bot05'")
         conn.execute("UPDATE versions SET status = 'retired' WHERE id = ?", (ids[5],))
     refit(db, LADDER)
+    playing: list[dict] = []
     app = create_app(Service(db, {ladder.id: ladder}, UploadLimits(), submissions_per_hour=1,
-                             on_submission=lambda: None))
+                             on_submission=lambda: None,
+                             playing=lambda lid: [m for m in playing if m["ladder"] == lid]))
     with app_server(app) as url:
-        yield Lists(db, ladder, url)
+        yield Lists(db, ladder, url, playing)
 
 
 def walk(lists: Lists, path: str, rows: str, limit: int, between=lambda page: None,
@@ -256,6 +258,31 @@ def test_a_bots_head_to_head_in_its_json_links_the_next_page(lists):
     everyone = lists.get("/api/bots/alice/bot03/head-to-head?limit=500")["head_to_head"]
     shown = lists.get("/api/bots/alice/bot03")
     assert shown["head_to_head"] == everyone[:100] and shown["head_to_head_next"] is None
+
+
+# -- playing now ------------------------------------------------------------------------------
+
+def test_the_matches_being_played_show_in_the_api_and_live_on_the_page(lists, browser):
+    from selenium.webdriver.common.by import By
+    assert lists.get(f"/api/ladders/{LADDER}")["playing"] == []
+    browser.get(f"{lists.url}/ladders/{LADDER}")
+    assert browser.find_element(By.ID, "playing-none").is_displayed()
+    browser.execute_script("window.loadedOnce = 'this page, not a reload';")
+    now = {"id": f"{LADDER}-t99-s0", "ladder": LADDER,
+           "bots": ["alice/bot00@00000000", "<b>bob</b>/bot01@00000001"]}
+    lists.playing.append(now)
+    try:
+        assert lists.get(f"/api/ladders/{LADDER}")["playing"] == [now]
+        settled(browser, lambda driver: shown_rows(driver, "li.playing-match", "data-id")
+                == [now["id"]])
+        item = browser.find_element(By.CSS_SELECTOR, "li.playing-match")
+        assert "<b>bob</b>/bot01@00000001" in item.text   # a name is text, never markup
+        assert not item.find_elements(By.TAG_NAME, "b")
+        assert not browser.find_element(By.ID, "playing-none").is_displayed()
+        assert browser.execute_script("return window.loadedOnce") == "this page, not a reload"
+    finally:
+        lists.playing.clear()
+    settled(browser, lambda driver: not shown_rows(driver, "li.playing-match", "data-id"))
 
 
 # -- what a hostile reader sends ----------------------------------------------------------------

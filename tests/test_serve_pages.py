@@ -369,6 +369,23 @@ def test_the_ladder_page_shows_new_matches_without_a_reload(service, browser):
         "/bots/" + row.get_attribute("data-bot")) for row in rows)
 
 
+def test_the_match_being_played_shows_on_its_ladder_until_it_is_stored(service):
+    deadline = time.monotonic() + 120
+    while not (playing := service.get(f"/api/ladders/{LADDER}")["playing"]):
+        assert time.monotonic() < deadline, "no match in play for 120 s"
+        time.sleep(0.2)
+    assert len(playing) == 1   # one worker plays one match at a time (the next waits)
+    match = playing[0]
+    assert match["ladder"] == LADDER and match["id"] not in service.stored_match_ids()
+    assert {label.split("@")[0] for label in match["bots"]} <= {
+        f"{author}/{bot}" for author, bot in BOTS} and len(match["bots"]) == 2
+    while match["id"] not in service.stored_match_ids():
+        assert time.monotonic() < deadline + 120, f"{match['id']} not stored in 120 s"
+        time.sleep(0.2)
+    assert match["id"] not in [m["id"] for m in
+                               service.get(f"/api/ladders/{LADDER}")["playing"]]
+
+
 # -- a phone's width ------------------------------------------------------------------------------
 
 PAGES = ["/", f"/ladders/{LADDER}", "/bots", "/bots/alice/greedy", "/authors/bob", "MATCH",

@@ -68,6 +68,8 @@ class Service:
     limits: UploadLimits
     submissions_per_hour: int
     on_submission: Callable[[], None]
+    playing: Callable[[str], list[dict]] = lambda ladder: []
+    """The ladder's matches being played now (arena.serve.player.MatchPlayer.playing)."""
 
 
 def create_app(service: Service) -> Starlette:
@@ -169,6 +171,7 @@ def ladder_page(request: Request) -> Response:
     return page(request, "ladder.html", policy=LADDER_POLICY, ladder=view,
                 standings_links=page_links(request, view.standings, "standings", "standings_"),
                 request_cursor=ranks.text() if ranks else "", request_limit=rank_limit,
+                playing=service.playing(ladder.id),
                 matches=matches, links=page_links(request, matches),
                 **pairs_of(request, headtohead.ladder_pairs(service.db, ladder.id)),
                 provisional_matches=views.PROVISIONAL_MATCHES,
@@ -327,7 +330,8 @@ def api_ladder(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
     cursor, limit = page_params(request, default_limit=100)
-    return JSONResponse(views.ladder_json(service.db, ladder, service.ladders, limit, cursor))
+    return JSONResponse({**views.ladder_json(service.db, ladder, service.ladders, limit, cursor),
+                         "playing": service.playing(ladder.id)})
 
 
 def api_head_to_head(request: Request) -> Response:

@@ -1,6 +1,7 @@
 // The ladder page, live: every few seconds it reads the ladder's JSON (/api/ladders/ID, the
 // page of the standings the page shows: its cursor and limit) and redraws the standings
-// table, its "higher"/"lower ranks" links and the match count in place. Without script the page is a plain one, complete as served: a reload shows the
+// table, its "higher"/"lower ranks" links, the matches being played and the match count in
+// place. Without script the page is a plain one, complete as served: a reload shows the
 // same. Every name is set as text, never as markup (bot names are their authors' to choose).
 (function () {
   "use strict";
@@ -10,6 +11,8 @@
   var body = table.querySelector("tbody");
   var count = document.getElementById("match-count");
   var pager = document.getElementById("standings-pager");
+  var playing = document.querySelector("ul.playing");
+  var nothing = document.getElementById("playing-none");
   var query = new URLSearchParams();
   if (table.getAttribute("data-limit")) { query.set("limit", table.getAttribute("data-limit")); }
   if (table.getAttribute("data-cursor")) { query.set("cursor", table.getAttribute("data-cursor")); }
@@ -105,6 +108,26 @@
     pager.replaceChildren(line.childNodes.length ? line : document.createDocumentFragment());
   }
 
+  function redrawPlaying(matches) {
+    if (!playing) { return; }
+    var fresh = document.createDocumentFragment();
+    matches.forEach(function (match) {
+      var item = cell("li", null, "playing-match");
+      item.setAttribute("data-id", match.id);
+      item.appendChild(cell("code", match.id));
+      item.appendChild(document.createTextNode(": "));
+      match.bots.forEach(function (label, index) {
+        if (index) { item.appendChild(document.createTextNode(" · ")); }
+        var link = cell("a", label);
+        link.href = "/bots/" + label.split("@")[0].split("/").map(encodeURIComponent).join("/");
+        item.appendChild(link);
+      });
+      fresh.appendChild(item);
+    });
+    playing.replaceChildren(fresh);
+    if (nothing) { nothing.hidden = matches.length > 0; }
+  }
+
   function redraw(ladder) {
     var rows = ladder.ladder, bar = bars(rows), fresh = document.createDocumentFragment();
     rows.forEach(function (row, index) {
@@ -119,6 +142,7 @@
     });
     body.replaceChildren(fresh);
     redrawPager(ladder);
+    redrawPlaying(ladder.playing || []);
     if (count) { count.textContent = String(ladder.matches); }
     table.setAttribute("data-updated", String(Date.now()));
   }
