@@ -1,9 +1,9 @@
 """Every list the service shows is paged by cursor, the same on pages and in the API: the
 bots (`/bots`, `/api/bots`), a ladder's standings (its page, `/api/ladders/ID`: a cursor
-names a place in the ranking, provisional ratings still ranked apart), head to head pairs,
-and the matches being played now (a live list on the ladder page). Walked to the end, a list
-gives each row once while new rows land; a cursor or limit a hostile reader makes up is
-refused in one line.
+names a place in one fit's ranking, provisional ratings still ranked apart), head to head
+pairs, a ladder's retired bots, and the matches being played now (a live list on the ladder
+page). Walked to the end, a list gives each row once while new rows land; a cursor or limit
+a hostile reader makes up is refused in one line.
 
 The app runs on a real uvicorn server over a real service database whose matches are
 simulated (tests/test_serve_standings.py): many bots at once without sandboxed matches.
@@ -285,6 +285,33 @@ def test_the_matches_being_played_show_in_the_api_and_live_on_the_page(lists, br
     settled(browser, lambda driver: not shown_rows(driver, "li.playing-match", "data-id"))
 
 
+# -- retired bots ------------------------------------------------------------------------------
+
+def test_a_ladders_retired_bots_are_paged_the_last_retired_first(lists):
+    with lists.db.transaction() as conn:
+        for moment, name in enumerate(("bot10", "bot11", "bot12", "bot13"), start=2):
+            conn.execute("UPDATE bots SET retired = ? WHERE name = ?", (moment, name))
+            conn.execute("UPDATE versions SET status = 'retired' WHERE bot_id = (SELECT id "
+                         "FROM bots WHERE name = ?)", (name,))
+    expected = [bot for bot, in lists.db.query(
+        "SELECT a.name || '/' || b.name FROM bots b JOIN authors a ON a.id = b.author_id "
+        "WHERE b.retired IS NOT NULL ORDER BY b.retired DESC, b.id DESC")]
+    walked = walk(lists, f"/api/ladders/{LADDER}/retired", "retired", limit=2)
+    assert [bot["bot"] for bot in walked] == expected and len(expected) == 5
+    assert walked[-1]["retired"].startswith("1970-01-01T00:00:01")
+    summary = lists.get(f"/api/ladders/{LADDER}")
+    assert summary["retired_bots"] == expected and summary["retired_bots_next"] is None
+    # The ladder page's list, by its "older retired bots" links.
+    path, shown = f"/ladders/{LADDER}?retired_limit=2", []
+    while path:
+        status, body = ask(lists.url + path)
+        part = body[body.index('id="retired"'):body.index('id="head-to-head"')]
+        shown += re.findall(r'<li data-bot="([^"]+)"', part)
+        older = re.search(r'<a href="([^"]+)" rel="next" class="older">older retired', part)
+        path = html.unescape(older.group(1)) if older else None
+    assert shown == expected
+
+
 # -- what a hostile reader sends ----------------------------------------------------------------
 
 BAD_CURSORS = ["42", "onan_x", "o1.5", "o1.5_x", "oinf,0,0_1", "o1e999,0,0_1", "o,,_1",
@@ -293,7 +320,8 @@ BAD_CURSORS = ["42", "onan_x", "o1.5", "o1.5_x", "oinf,0,0_1", "o1e999,0,0_1", "
 LISTS = [("/api/bots", "cursor"), (f"/api/ladders/{LADDER}", "cursor"),
          (f"/api/ladders/{LADDER}/head-to-head", "cursor"), ("/bots", "cursor"),
          (f"/ladders/{LADDER}", "standings_cursor"), (f"/ladders/{LADDER}", "pairs_cursor"),
-         ("/bots/alice/bot00", "pairs_cursor"), ("/api/bots/alice/bot00/head-to-head", "cursor")]
+         ("/bots/alice/bot00", "pairs_cursor"), ("/api/bots/alice/bot00/head-to-head", "cursor"),
+         (f"/ladders/{LADDER}", "retired_cursor"), (f"/api/ladders/{LADDER}/retired", "cursor")]
 
 
 @pytest.mark.parametrize("path, name", LISTS)

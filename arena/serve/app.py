@@ -168,7 +168,10 @@ def ladder_page(request: Request) -> Response:
     matches = views.matches(service.db, ladder=ladder.id, limit=limit, cursor=cursor)
     ranks, rank_limit = page_params(request, default_limit=50, prefix="standings_")
     view = views.ladder_view(service.db, ladder, service.ladders, rank_limit, ranks)
-    return page(request, "ladder.html", policy=LADDER_POLICY, ladder=view,
+    retired_cursor, retired_limit = page_params(request, default_limit=20, prefix="retired_")
+    retired = views.retired_bots(service.db, ladder, retired_limit, retired_cursor)
+    return page(request, "ladder.html", policy=LADDER_POLICY, ladder=view, retired=retired,
+                retired_links=page_links(request, retired, "retired", "retired_"),
                 standings_links=page_links(request, view.standings, "standings", "standings_"),
                 request_cursor=ranks.text() if ranks else "", request_limit=rank_limit,
                 playing=service.playing(ladder.id),
@@ -341,6 +344,17 @@ def api_head_to_head(request: Request) -> Response:
                       ladder=ladder.id)
 
 
+def api_retired(request: Request) -> Response:
+    """The ladder's retired bots, paged, the last retired first."""
+    service: Service = request.app.state.service
+    ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    cursor, limit = page_params(request, default_limit=100)
+    found = views.retired_bots(service.db, ladder, limit, cursor)
+    return JSONResponse({"ladder": ladder.id, "retired": [
+        {"bot": bot.bot, "retired": views.iso(bot.retired), "matches": bot.matches}
+        for bot in found.items], "next_cursor": found.older, "newer_cursor": found.newer})
+
+
 def api_export(request: Request) -> Response:
     """Every record of a ladder as JSON Lines, streamed (arena.serve.export)."""
     service: Service = request.app.state.service
@@ -490,6 +504,7 @@ ROUTES = [
     Route("/api/ladders", api_ladders), Route("/api/ladders/{ladder}", api_ladder),
     Route("/api/ladders/{ladder}/export.jsonl", api_export),
     Route("/api/ladders/{ladder}/head-to-head", api_head_to_head),
+    Route("/api/ladders/{ladder}/retired", api_retired),
     Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
     Route("/api/bots/{author}/{name}/logs", api_bot_logs),
     Route("/api/bots/{author}/{name}/head-to-head", api_bot_head_to_head),

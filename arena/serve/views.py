@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Collection
+from urllib.parse import quote
 
 from arena import actlogs
 from arena.stats.botstats import MatchFacts, OrderEffect, order_effects
@@ -78,7 +79,6 @@ class LadderView:
     matches: int
     paused: bool
     """Stored but not served by this run of the service: no matches are played on it."""
-    retired: list[RetiredBot] = field(default_factory=list)
     standings: paging.Page[Row] = paging.Page([], None, None)
     """The page of `rows` shown."""
 
@@ -152,14 +152,19 @@ def _row(record: dict) -> Row:
                record["version_id"], record["elo"], record["interval"], record["games"])
 
 
-def _retired(db: ServiceDB, ladder: Ladder) -> list[RetiredBot]:
-    """The retired bots that played on the ladder, with their matches there."""
-    return [RetiredBot(*row) for row in db.query(
+def retired_bots(db: ServiceDB, ladder: Ladder, limit: int = 20,
+                 cursor: paging.Cursor | None = None) -> paging.Page[RetiredBot]:
+    """A page of the retired bots that played on the ladder, with their matches there, the
+    last retired first."""
+    condition, params, order = paging.where(cursor, "b.retired", "b.id", id_type=int)
+    rows = db.query(
         "SELECT a.name, b.name, b.retired, (SELECT COUNT(*) FROM match_seats s JOIN versions "
-        "w ON w.id = s.version_id WHERE w.bot_id = b.id AND w.ladder = ?) FROM bots b "
+        "w ON w.id = s.version_id WHERE w.bot_id = b.id AND w.ladder = ?), b.id FROM bots b "
         "JOIN authors a ON a.id = b.author_id WHERE b.retired IS NOT NULL AND EXISTS "
-        "(SELECT 1 FROM versions v WHERE v.bot_id = b.id AND v.ladder = ?) "
-        "ORDER BY a.name, b.name", (ladder.id, ladder.id))]
+        "(SELECT 1 FROM versions v WHERE v.bot_id = b.id AND v.ladder = ?) AND "
+        f"{condition} ORDER BY {order} LIMIT ?", (ladder.id, ladder.id, *params, limit + 1))
+    return paging.page(rows, cursor, limit, key=lambda row: (row[2], row[4]),
+                       item=lambda row: RetiredBot(*row[:4]))
 
 
 def ladder_view(db: ServiceDB, ladder: Ladder, served: Collection[str], limit: int = 50,
@@ -168,7 +173,7 @@ def ladder_view(db: ServiceDB, ladder: Ladder, served: Collection[str], limit: i
     the ladders this run plays (else paused)."""
     _, rows, found = standings_page(db, ladder, limit, cursor)
     return LadderView(ladder, [_row(record) for record in rows], db.match_count(ladder.id),
-                      paused=ladder.id not in served, retired=_retired(db, ladder),
+                      paused=ladder.id not in served,
                       standings=paging.Page([_row(record) for record in found.items],
                                             found.older, found.newer))
 
@@ -182,8 +187,18 @@ def ladder_summary(db: ServiceDB, ladder: Ladder, served: Collection[str],
             "time_control_text": time_control_text(ladder.time_control),
             "paused": ladder.id not in served, "matches": db.match_count(ladder.id),
             "bots": len(rows), "provisional_bots": sum(row["provisional"] for row in rows),
-            "retired_bots": [bot.bot for bot in _retired(db, ladder)],
+            **retired_json(db, ladder, "retired_bots", 100, None),
             "url": f"/api/ladders/{ladder.id}"}
+
+
+def retired_json(db: ServiceDB, ladder: Ladder, name: str, limit: int,
+                 cursor: paging.Cursor | None) -> dict:
+    """A page of the ladder's retired bots by name (`name`), the last retired first, and the
+    next page's URL (`name`_next)."""
+    found = retired_bots(db, ladder, limit, cursor)
+    more = f"/api/ladders/{ladder.id}/retired?cursor={quote(found.older)}" \
+        if found.older else None
+    return {name: [bot.bot for bot in found.items], f"{name}_next": more}
 
 
 def ladder_json(db: ServiceDB, ladder: Ladder, served: Collection[str], limit: int = 100,
