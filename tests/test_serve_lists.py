@@ -187,10 +187,19 @@ def test_a_walk_of_the_standings_keeps_its_fit_while_refits_move_the_ratings(lis
         refit(lists.db, LADDER)
 
     start = ranking(lists)
+    second = lists.get(f"/api/ladders/{LADDER}?limit=3")["next_cursor"]
     walked = walk(lists, f"/api/ladders/{LADDER}", "ladder", limit=3,
                   between=refit_with_new_results)
     assert walked == start   # the ranking as it was when the walk began, each row once
-    assert ranking(lists) != start   # ... though the ratings moved meanwhile
+    now = ranking(lists)
+    assert now != start   # ... though the ratings moved meanwhile
+    # The live page's polls (live=1) read the same place in the latest fit.
+    live = lists.get(f"/api/ladders/{LADDER}?limit=3&live=1&cursor={quote(second)}")
+    kept = lists.get(f"/api/ladders/{LADDER}?limit=3&cursor={quote(second)}")
+    assert kept["ladder"] == start[3:6]
+    stamp = lists.get(f"/api/ladders/{LADDER}?limit=3")["next_cursor"].split(",")[0]
+    assert live["next_cursor"].split(",")[0] == stamp != second.split(",")[0]
+    assert all(row in now for row in live["ladder"])
     # A cursor whose fit is no longer kept goes on from its place in the latest fit.
     old = lists.get(f"/api/ladders/{LADDER}?limit=3")
     for _ in range(SNAPSHOTS + 1):

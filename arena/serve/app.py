@@ -333,8 +333,9 @@ def api_ladder(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
     cursor, limit = page_params(request, default_limit=100)
-    return JSONResponse({**views.ladder_json(service.db, ladder, service.ladders, limit, cursor),
-                         "playing": service.playing(ladder.id)})
+    latest = request.query_params.get("live") == "1"   # the live page's polls
+    return JSONResponse({**views.ladder_json(service.db, ladder, service.ladders, limit, cursor,
+                                             latest), "playing": service.playing(ladder.id)})
 
 
 def api_head_to_head(request: Request) -> Response:

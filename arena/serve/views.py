@@ -128,12 +128,13 @@ def standing_records(db: ServiceDB, ladder: Ladder, stamp: float | None = None
     return fit, provisional_apart(records)
 
 
-def standings_page(db: ServiceDB, ladder: Ladder, limit: int, cursor: paging.Cursor | None
-                   ) -> tuple[dict, list[dict], paging.Page[dict]]:
+def standings_page(db: ServiceDB, ladder: Ladder, limit: int, cursor: paging.Cursor | None,
+                   latest: bool = False) -> tuple[dict, list[dict], paging.Page[dict]]:
     """The fit, every row listed, and the page of them from `cursor` on: the cursor names
-    its fit (kept for readers paging) and a place in that fit's ranking."""
+    its fit (kept for readers paging) and a place in that fit's ranking; `latest`: the
+    latest fit at that place (a live page's polls: it shows the ratings of now)."""
     paging.expect(cursor, 4)
-    fit, rows = standing_records(db, ladder, cursor.key[0] if cursor else None)
+    fit, rows = standing_records(db, ladder, cursor.key[0] if cursor and not latest else None)
     stamp = fit["fitted"]
 
     def place(record: dict) -> tuple[tuple[float, ...], int]:
@@ -202,11 +203,11 @@ def retired_json(db: ServiceDB, ladder: Ladder, name: str, limit: int,
 
 
 def ladder_json(db: ServiceDB, ladder: Ladder, served: Collection[str], limit: int = 100,
-                cursor: paging.Cursor | None = None) -> dict:
+                cursor: paging.Cursor | None = None, latest: bool = False) -> dict:
     """The ladder with a page of the rows of `arena ladder --format json` from `cursor` on,
     as of the fit the cursor names, else the latest (the match thread's; a request never
     refits: that costs time in the number of matches)."""
-    fit, rows, found = standings_page(db, ladder, limit, cursor)
+    fit, rows, found = standings_page(db, ladder, limit, cursor, latest)
     return {**ladder_summary(db, ladder, served, rows), **fit,
             "fitted": iso(fit["fitted"] or None), "ladder": found.items,
             "next_cursor": found.older, "newer_cursor": found.newer}

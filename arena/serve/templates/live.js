@@ -15,7 +15,10 @@
   var nothing = document.getElementById("playing-none");
   var query = new URLSearchParams();
   if (table.getAttribute("data-limit")) { query.set("limit", table.getAttribute("data-limit")); }
-  if (table.getAttribute("data-cursor")) { query.set("cursor", table.getAttribute("data-cursor")); }
+  if (table.getAttribute("data-cursor")) {   // this page's place, in the ratings of now
+    query.set("cursor", table.getAttribute("data-cursor"));
+    query.set("live", "1");
+  }
   var url = "/api/ladders/" + encodeURIComponent(table.getAttribute("data-ladder")) +
     (query.toString() ? "?" + query.toString() : "");
 
