@@ -1,9 +1,9 @@
 """Every list the service shows is paged by cursor, the same on pages and in the API: the
 bots (`/bots`, `/api/bots`), a ladder's standings (its page, `/api/ladders/ID`: a cursor
 names a place in one fit's ranking, provisional ratings still ranked apart), head to head
-pairs, a ladder's retired bots, and the matches being played now (a live list on the ladder
-page). Walked to the end, a list gives each row once while new rows land; a cursor or limit
-a hostile reader makes up is refused in one line.
+pairs, a ladder's retired bots, a bot's versions, and the matches being played now (a live
+list on the ladder page). Walked to the end, a list gives each row once while new rows land;
+a cursor or limit a hostile reader makes up is refused in one line.
 
 The app runs on a real uvicorn server over a real service database whose matches are
 simulated (tests/test_serve_standings.py): many bots at once without sandboxed matches.
@@ -294,6 +294,35 @@ def test_the_matches_being_played_show_in_the_api_and_live_on_the_page(lists, br
     settled(browser, lambda driver: not shown_rows(driver, "li.playing-match", "data-id"))
 
 
+# -- a bot's versions ----------------------------------------------------------------------------
+
+def test_a_bots_versions_are_paged_newest_first_and_its_history_thinned(lists):
+    for number in range(7):   # versions it replaced: listed on its page, not on the ladder
+        add_version(lists.db, LADDER, "alice", "bot00", f"{0xbeef0000 + number:08x}",
+                    status="retired")
+    expected = [version for version, in lists.db.query(
+        "SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = 'bot00' "
+        "ORDER BY v.id DESC")]
+    walked = walk(lists, "/api/bots/alice/bot00", "versions", limit=3)
+    assert [version["id"] for version in walked] == expected and len(expected) == 8
+    # The page's "older versions" links walk the same.
+    path, shown = "/bots/alice/bot00?versions_limit=3", []
+    while path:
+        body = ask(lists.url + path)[1]
+        part = body[body.index('id="versions"'):body.index("Rating history")]
+        shown += re.findall(r"<tr><td class=\"l\"><code>([0-9a-f]{8})</code>", part)
+        older = re.search(r'<a href="([^"]+)" rel="next" class="older">older versions', part)
+        path = html.unescape(older.group(1)) if older else None
+    assert shown == [version["version"][:8] for version in walked]
+    # A long rating history: at most 200 points, evenly spaced, the first and the last kept.
+    with lists.db.transaction() as conn:
+        conn.executemany("INSERT INTO rating_history VALUES (?, ?, ?, NULL, ?)",
+                         [(expected[0], games, games / 10, games) for games in range(1, 1001)])
+    history = lists.get("/api/bots/alice/bot00?limit=1")["versions"][0]["history"]
+    assert len(history) == 200 and [point["games"] for point in history[:3]] == [1, 6, 11]
+    assert history[-1] == {"games": 1000, "elo": 100.0, "interval": None}
+
+
 # -- retired bots ------------------------------------------------------------------------------
 
 def test_a_ladders_retired_bots_are_paged_the_last_retired_first(lists):
@@ -330,7 +359,8 @@ LISTS = [("/api/bots", "cursor"), (f"/api/ladders/{LADDER}", "cursor"),
          (f"/api/ladders/{LADDER}/head-to-head", "cursor"), ("/bots", "cursor"),
          (f"/ladders/{LADDER}", "standings_cursor"), (f"/ladders/{LADDER}", "pairs_cursor"),
          ("/bots/alice/bot00", "pairs_cursor"), ("/api/bots/alice/bot00/head-to-head", "cursor"),
-         (f"/ladders/{LADDER}", "retired_cursor"), (f"/api/ladders/{LADDER}/retired", "cursor")]
+         (f"/ladders/{LADDER}", "retired_cursor"), (f"/api/ladders/{LADDER}/retired", "cursor"),
+         ("/bots/alice/bot00", "versions_cursor"), ("/api/bots/alice/bot00", "cursor")]
 
 
 @pytest.mark.parametrize("path, name", LISTS)

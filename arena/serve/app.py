@@ -181,10 +181,17 @@ def ladder_page(request: Request) -> Response:
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
 
+def bot_of(request: Request, prefix: str = "") -> views.BotView:
+    """The bot the path names, with the page of its versions the query asks for (20 by
+    default; `prefix`: a page's `versions_cursor`)."""
+    cursor, limit = page_params(request, default_limit=20, prefix=prefix)
+    return need(views.bot(request.app.state.service.db, request.path_params["author"],
+                          request.path_params["name"], limit, cursor), "bot")
+
+
 def bot_page(request: Request) -> Response:
     service: Service = request.app.state.service
-    bot = need(views.bot(service.db, request.path_params["author"],
-                         request.path_params["name"]), "bot")
+    bot = bot_of(request, "versions_")
     viewer = author_of(request, allow_cookie=True)
     logs = views.bot_logs(service.db, bot) if viewer and viewer.id == bot.author_id \
         else None
@@ -192,6 +199,7 @@ def bot_page(request: Request) -> Response:
     matches = views.matches(service.db, bot_id=bot.id, limit=limit, cursor=cursor)
     return page(request, "bot.html", private=logs is not None, bot=bot, logs=logs,
                 matches=matches,
+                version_links=page_links(request, bot.page, "versions", "versions_"),
                 links=page_links(request, matches),
                 **pairs_of(request, headtohead.bot_opponents(service.db, bot.id)))
 
@@ -376,14 +384,15 @@ def api_bots(request: Request) -> Response:
 
 
 def api_bot(request: Request) -> Response:
+    """The bot and a page of its versions (`cursor`, `limit`), the newest first."""
     service: Service = request.app.state.service
-    bot = need(views.bot(service.db, request.path_params["author"],
-                         request.path_params["name"]), "bot")
+    bot = bot_of(request)
     found = headtohead.page(headtohead.bot_opponents(service.db, bot.id), None, 100)
     more = f"/api/bots/{bot.author}/{bot.name}/head-to-head?cursor={quote(found.older)}" \
         if found.older else None
-    return JSONResponse({**views.bot_json(bot), "head_to_head": [
-        pair.json() for pair in found.items], "head_to_head_next": more})
+    return JSONResponse({**views.bot_json(bot), "next_cursor": bot.older,
+                         "newer_cursor": bot.newer, "head_to_head": [
+                             pair.json() for pair in found.items], "head_to_head_next": more})
 
 
 def api_bot_head_to_head(request: Request) -> Response:
@@ -395,16 +404,17 @@ def api_bot_head_to_head(request: Request) -> Response:
 
 
 def api_bot_logs(request: Request) -> Response:
+    """The logs of a page of the bot's versions, as /api/bots/AUTHOR/NAME pages them."""
     service: Service = request.app.state.service
-    bot = need(views.bot(service.db, request.path_params["author"],
-                         request.path_params["name"]), "bot")
+    bot = bot_of(request)
     viewer = author_of(request, allow_cookie=False)
     if viewer is None:
         raise HTTPException(401, "a bot's logs need its author's token: send "
                                  "Authorization: Bearer TOKEN")
     if viewer.id != bot.author_id:
         raise HTTPException(403, "these logs belong to another author")
-    return JSONResponse({"logs": views.bot_logs(service.db, bot)})
+    return JSONResponse({"logs": views.bot_logs(service.db, bot), "next_cursor": bot.older,
+                         "newer_cursor": bot.newer})
 
 
 def api_matches(request: Request) -> Response:
@@ -414,7 +424,7 @@ def api_matches(request: Request) -> Response:
     bot_id = None
     if "bot" in params:
         author, _, name = params["bot"].partition("/")
-        bot_id = need(views.bot(service.db, author, name), "bot").id
+        bot_id = need(views.bot_id(service.db, author, name), "bot")
     found = views.matches(service.db, ladder=params.get("ladder"), bot_id=bot_id, limit=limit,
                           cursor=cursor)
     return JSONResponse({"matches": [m.summary() for m in found.items],

@@ -20,6 +20,8 @@ from arena.serve.standings import rank_key, stored_fit
 from arena.serve.db import Ladder, ServiceDB, log_name, time_control_text
 
 LOG_TAIL_CHARS = 20_000
+HISTORY_POINTS = 200
+"""Points of a version's rating history pages and the API show at most."""
 PROVISIONAL_MATCHES = 30
 """A rating from fewer matches than this is provisional: with few deals even its interval is
 unreliable (arena.stats.ratings), so it is ranked apart, below the established ones."""
@@ -274,11 +276,19 @@ class BotView:
     retired: float | None
     """When its author retired it (it plays no more), or None."""
     versions: list[VersionView]
+    """A page of its versions, the newest first."""
     forfeits: list[tuple[str, int]]
+    older: str | None = None
+    """The cursors of the versions' pages before and after this one (None: none)."""
+    newer: str | None = None
 
     @property
     def full_name(self) -> str:
         return f"{self.author}/{self.name}"
+
+    @property
+    def page(self) -> paging.Page[VersionView]:
+        return paging.Page(self.versions, self.older, self.newer)
 
 
 def bot_id(db: ServiceDB, author: str, name: str) -> int | None:
@@ -287,20 +297,26 @@ def bot_id(db: ServiceDB, author: str, name: str) -> int | None:
     return None if found is None else found[0]
 
 
-def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
+def bot(db: ServiceDB, author: str, name: str, limit: int = 20,
+        cursor: paging.Cursor | None = None) -> BotView | None:
+    """The bot and a page of its versions (newest first, from `cursor` on), each with its
+    games, rating history (at most HISTORY_POINTS) and order effect."""
     found = db.one("SELECT b.id, a.id, a.name, b.name, b.retired FROM bots b JOIN authors a ON "
                    "a.id = b.author_id WHERE a.name = ? AND b.name = ?", (author, name))
     if found is None:
         return None
-    versions = [VersionView(*row, games=0) for row in db.query(
+    condition, params, order = paging.where(cursor, (), "v.id", id_type=int)
+    shown = paging.page(db.query(
         "SELECT v.id, v.ladder, v.version, v.status, v.submitted, s.elo, s.interval "
         "FROM versions v LEFT JOIN standings s ON s.version_id = v.id "
-        "WHERE v.bot_id = ? ORDER BY v.id DESC", (found[0],))]
+        f"WHERE v.bot_id = ? AND {condition} ORDER BY {order} LIMIT ?",
+        (found[0], *params, limit + 1)), cursor, limit, key=lambda row: ((), row[0]),
+        item=lambda row: VersionView(*row, games=0))
+    versions = shown.items
     for version in versions:
         version.games = db.one("SELECT COUNT(*) FROM match_seats WHERE version_id = ?",
                                (version.id,))[0]
-        version.history = db.query("SELECT games, elo, interval FROM rating_history WHERE "
-                                   "version_id = ? ORDER BY games", (version.id,))
+        version.history = history(db, version.id)
         if version.elo is None and version.history:   # retired: its last rating
             _, version.elo, version.interval = version.history[-1]
         version.order = order_effect(db, version.id)
@@ -308,7 +324,19 @@ def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
         "SELECT m.forfeit, COUNT(*) FROM match_seats m JOIN versions v ON v.id = m.version_id "
         "WHERE v.bot_id = ? AND m.forfeit IS NOT NULL GROUP BY m.forfeit ORDER BY 2 DESC",
         (found[0],))
-    return BotView(*found, versions=versions, forfeits=forfeits)
+    return BotView(*found, versions=versions, forfeits=forfeits, older=shown.older,
+                   newer=shown.newer)
+
+
+def history(db: ServiceDB, version_id: int) -> list[tuple[int, float, float | None]]:
+    """A version's rating history, (games, Elo, interval) by games: every point, or when
+    there are more than HISTORY_POINTS (a point a refit, for as long as it plays) that many
+    evenly spaced, its first and last kept."""
+    return db.query(
+        "SELECT games, elo, interval FROM (SELECT games, elo, interval, ROW_NUMBER() OVER "
+        "(ORDER BY games, at) - 1 AS n, COUNT(*) OVER () AS total FROM rating_history WHERE "
+        "version_id = ?) WHERE n = 0 OR n * ? / total != (n + 1) * ? / total "
+        "ORDER BY games", (version_id, HISTORY_POINTS - 1, HISTORY_POINTS - 1))
 
 
 def order_effect(db: ServiceDB, version_id: int) -> OrderEffect | None:
