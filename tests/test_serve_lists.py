@@ -1,9 +1,9 @@
 """Every list the service shows is paged by cursor, the same on pages and in the API: the
 bots (`/bots`, `/api/bots`), a ladder's standings (its page, `/api/ladders/ID`: a cursor
 names a place in one fit's ranking, provisional ratings still ranked apart), head to head
-pairs, a ladder's retired bots, a bot's versions, and the matches being played now (a live
-list on the ladder page). Walked to the end, a list gives each row once while new rows land;
-a cursor or limit a hostile reader makes up is refused in one line.
+pairs, a ladder's retired bots, a bot's versions, an author's bots, and the matches being
+played now (a live list on the ladder page). Walked to the end, a list gives each row once
+while new rows land; a cursor or limit a hostile reader makes up is refused in one line.
 
 The app runs on a real uvicorn server over a real service database whose matches are
 simulated (tests/test_serve_standings.py): many bots at once without sandboxed matches.
@@ -323,6 +323,24 @@ def test_a_bots_versions_are_paged_newest_first_and_its_history_thinned(lists):
     assert history[-1] == {"games": 1000, "elo": 100.0, "interval": None}
 
 
+def test_an_authors_bots_are_paged_with_their_newest_versions(lists):
+    expected = [name for name, in lists.db.query(
+        "SELECT b.name FROM bots b JOIN authors a ON a.id = b.author_id WHERE a.name = "
+        "'alice' ORDER BY b.retired IS NULL DESC, b.id DESC")]
+    path, shown, pages = "/authors/alice?bots_limit=2", [], 0
+    while path:
+        body = ask(lists.url + path)[1]
+        part = body[body.index('id="bots"'):body.index('id="submissions"')]
+        names = re.findall(r'<tr class="author-version" data-bot="([^"]+)"', part)
+        shown += sorted(set(names), key=names.index)
+        if "bot00" in names:   # its 5 newest versions, and a link to them all
+            assert names.count("bot00") == 5
+            assert re.search(r'href="/bots/alice/bot00#versions">all (\d+) versions', part)
+        older = re.search(r'<a href="([^"]+)" rel="next" class="older">older bots', part)
+        path, pages = (html.unescape(older.group(1)) if older else None), pages + 1
+    assert shown == expected and pages == (len(expected) + 1) // 2
+
+
 # -- retired bots ------------------------------------------------------------------------------
 
 def test_a_ladders_retired_bots_are_paged_the_last_retired_first(lists):
@@ -360,7 +378,8 @@ LISTS = [("/api/bots", "cursor"), (f"/api/ladders/{LADDER}", "cursor"),
          (f"/ladders/{LADDER}", "standings_cursor"), (f"/ladders/{LADDER}", "pairs_cursor"),
          ("/bots/alice/bot00", "pairs_cursor"), ("/api/bots/alice/bot00/head-to-head", "cursor"),
          (f"/ladders/{LADDER}", "retired_cursor"), (f"/api/ladders/{LADDER}/retired", "cursor"),
-         ("/bots/alice/bot00", "versions_cursor"), ("/api/bots/alice/bot00", "cursor")]
+         ("/bots/alice/bot00", "versions_cursor"), ("/api/bots/alice/bot00", "cursor"),
+         ("/authors/alice", "bots_cursor")]
 
 
 @pytest.mark.parametrize("path, name", LISTS)

@@ -241,12 +241,14 @@ def author_page(request: Request) -> Response:
     """An author's bots, versions and submissions; why one was rejected, for them alone."""
     service: Service = request.app.state.service
     cursor, limit = page_params(request, default_limit=50)
-    found = need(author_view.author(service.db, request.path_params["author"], limit, cursor),
-                 "author")
+    bots_cursor, bots_limit = page_params(request, default_limit=20, prefix="bots_")
+    found = need(author_view.author(service.db, request.path_params["author"], limit, cursor,
+                                    bots_limit, bots_cursor), "author")
     viewer = author_of(request, allow_cookie=True)
     mine = viewer is not None and viewer.id == found.id
     return page(request, "author.html", author=found, mine=mine,
                 links=page_links(request, found.submissions, "submissions"),
+                bot_links=page_links(request, found.bots, "bots", "bots_"),
                 private=mine)
 
 
