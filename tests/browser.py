@@ -6,6 +6,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
@@ -44,3 +45,20 @@ def settled(browser, condition):
     from selenium.webdriver.support.ui import WebDriverWait
     return WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]
                          ).until(condition)
+
+
+@contextmanager
+def phone(browser) -> Iterator[None]:
+    """The browser as a phone's screen (PHONE: 390 px wide) while the block runs."""
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        yield
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def widths(browser) -> tuple[int, int, int]:
+    """The page's width, the width it scrolls to and the window's, in CSS pixels."""
+    return tuple(browser.execute_script(
+        "const root = document.documentElement;"
+        "return [root.clientWidth, root.scrollWidth, window.innerWidth];"))

@@ -168,3 +168,13 @@ def test_a_kept_pool_restarts_per_run_and_reopens_after_a_run_that_stopped_early
     assert transport.closed_at_once is True and pool.size == 0
     assert len(list(pool.run(PLAN, SPECS[:4]))) == 4
     assert pool.opened == 2
+
+
+def test_in_play_names_the_match_each_worker_plays_as_a_run_goes_on(kill_rng):
+    transport = FakeTransport(kill_rng.randrange(2**32), deaths=2)
+    pool = FakePool(3, transport)
+    assert pool.in_play() == []
+    for _ in pool.run(PLAN, SPECS):   # the oldest match a worker holds is the one it plays
+        playing = sorted(held[0].id for held in transport.queues.values() if held)
+        assert sorted(pool.in_play()) == playing and len(playing) <= 3
+    assert pool.in_play() == []

@@ -341,9 +341,12 @@ def test_provisional_means_few_matches_or_a_wide_interval():
 
 def test_provisional_rows_move_below_and_los_next_stays_only_between_true_neighbours():
     from arena.serve.views import provisional_apart
-    fit_order = [{"bot": "a/new", "games": 2, "interval": 400.0, "los_next_pct": 70.0},
-                 {"bot": "b/old", "games": 90, "interval": 40.0, "los_next_pct": 80.0},
-                 {"bot": "c/old", "games": 90, "interval": 45.0, "los_next_pct": None}]
+    fit_order = [{"bot": "a/new", "games": 2, "interval": 400.0, "los_next_pct": 70.0,
+                  "elo": 90.0, "version_id": 3},
+                 {"bot": "b/old", "games": 90, "interval": 40.0, "los_next_pct": 80.0,
+                  "elo": 20.0, "version_id": 1},
+                 {"bot": "c/old", "games": 90, "interval": 45.0, "los_next_pct": None,
+                  "elo": -10.0, "version_id": 2}]
     rows = provisional_apart(fit_order)
     assert [(row["rank"], row["bot"], row["provisional"], row["los_next_pct"]) for row in rows] \
         == [(1, "b/old", False, 80.0), (2, "c/old", False, None), (3, "a/new", True, None)]

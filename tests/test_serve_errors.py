@@ -7,19 +7,16 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-import time
 import urllib.error
 import urllib.request
 
 import pytest
-import uvicorn
 
 from arena.serve.app import Service, create_app
 from arena.serve.authors import add_author
 from arena.serve.db import ServiceDB
 from arena.serve.uploads import UploadLimits
-from serving import free_port
+from serving import app_server
 
 
 @pytest.fixture
@@ -29,17 +26,8 @@ def served(tmp_path):
     token = add_author(db, "alice")
     app = create_app(Service(db, {ladder.id: ladder}, UploadLimits(), submissions_per_hour=1,
                              on_submission=lambda: None))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(),
-                                           log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield db, f"http://127.0.0.1:{server.config.port}", token
-    server.should_exit = True
-    thread.join(timeout=10)
+    with app_server(app) as url:
+        yield db, url, token
 
 
 def ask(url: str, data: bytes | None = None, token: str | None = None) -> tuple[int, str]:

@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 
 from arena.serve.uploads import pack_folder
-from browser import settled, sign_in
+from browser import phone, settled, sign_in, widths
 from serving import SAMPLES, Service, arena, free_port, make_bot
 
 pytestmark = pytest.mark.sandbox
@@ -369,10 +369,26 @@ def test_the_ladder_page_shows_new_matches_without_a_reload(service, browser):
         "/bots/" + row.get_attribute("data-bot")) for row in rows)
 
 
+def test_the_match_being_played_shows_on_its_ladder_until_it_is_stored(service):
+    deadline = time.monotonic() + 120
+    while not (playing := service.get(f"/api/ladders/{LADDER}")["playing"]):
+        assert time.monotonic() < deadline, "no match in play for 120 s"
+        time.sleep(0.2)
+    assert len(playing) == 1   # one worker plays one match at a time (the next waits)
+    match = playing[0]
+    assert match["ladder"] == LADDER and match["id"] not in service.stored_match_ids()
+    assert {label.split("@")[0] for label in match["bots"]} <= {
+        f"{author}/{bot}" for author, bot in BOTS} and len(match["bots"]) == 2
+    while match["id"] not in service.stored_match_ids():
+        assert time.monotonic() < deadline + 120, f"{match['id']} not stored in 120 s"
+        time.sleep(0.2)
+    assert match["id"] not in [m["id"] for m in
+                               service.get(f"/api/ladders/{LADDER}")["playing"]]
+
+
 # -- a phone's width ------------------------------------------------------------------------------
 
-PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
-PAGES = ["/", f"/ladders/{LADDER}", "/bots/alice/greedy", "/authors/bob", "MATCH",
+PAGES = ["/", f"/ladders/{LADDER}", "/bots", "/bots/alice/greedy", "/authors/bob", "MATCH",
          "MATCH/replay", "SUBMISSION", "/submit", "/login", "/no/such/page"]
 
 
@@ -384,19 +400,16 @@ def test_every_page_fits_a_390_pixel_screen(service, browser, rejected, path,
         path = path.replace("MATCH", newest["url"])
     path = path.replace("SUBMISSION", f"/submissions/{rejected['id']}")
     sign_in(browser, service, "bob")   # signed in: the header is at its widest
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
     try:
-        browser.get(service.url + path)
-        width, scrolled, inner = browser.execute_script(
-            "const root = document.documentElement;"
-            "return [root.clientWidth, root.scrollWidth, window.innerWidth];")
-        name = path.strip("/").replace("/", "_") or "home"
-        shot = tmp_path_factory.mktemp("phone") / f"{name}.png"
-        assert browser.save_screenshot(str(shot)), shot
+        with phone(browser):
+            browser.get(service.url + path)
+            width, scrolled, inner = widths(browser)
+            name = path.strip("/").replace("/", "_") or "home"
+            shot = tmp_path_factory.mktemp("phone") / f"{name}.png"
+            assert browser.save_screenshot(str(shot)), shot
         print(f"{path}: {scrolled} px of {inner}, screenshot {shot}")
         assert width == inner == 390 and scrolled <= inner, (path, width, scrolled, inner)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert int.from_bytes(shot.read_bytes()[16:20], "big") == 390   # the PNG's width
     finally:
-        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         browser.delete_all_cookies()

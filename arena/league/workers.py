@@ -254,6 +254,7 @@ class Dispatcher(Executor):
         self._transport: Transport | None = None
         self._count = 0
         self._started: set[int] = set()
+        self._handed: dict[int, list[tuple[RunPlan, MatchSpec]]] = {}
 
     @abstractmethod
     def open(self, plan: RunPlan) -> tuple[Transport, int]:
@@ -282,6 +283,7 @@ class Dispatcher(Executor):
         todo = list(reversed(jobs))   # pop() from the end keeps schedule order
         handed: dict[int, list[tuple[RunPlan, MatchSpec]]] = {
             index: [] for index in range(min(self._count, len(jobs)))}
+        self._handed = handed
         try:
             for index in handed:
                 if index not in self._started:
@@ -306,6 +308,11 @@ class Dispatcher(Executor):
             if unfinished or not self.keep:
                 self._transport = None
                 transport.close(at_once=unfinished)
+
+    def in_play(self) -> list[str]:
+        """The ids of the matches the workers are playing now (each one's first held: the
+        next waits behind it), as another thread may ask while a run goes on."""
+        return [job[1].id for held in list(self._handed.values()) for job in held[:1]]
 
     def close(self) -> None:
         """Ends the workers a kept executor holds between runs, and their bots."""

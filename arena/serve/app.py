@@ -16,7 +16,7 @@ import math
 from importlib import resources
 from dataclasses import dataclass
 from typing import Any, Callable
-from urllib.parse import urlencode
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -30,6 +30,7 @@ from starlette.routing import Route
 from arena.render import shown_time
 from arena.render.replay import render_replay_html
 from arena.serve import author_view, export, headtohead, paging, views
+from arena.serve.lists import page_links, page_params, pairs_json, pairs_of
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
@@ -53,6 +54,10 @@ REPLAY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'uns
 own (an opaque origin: no cookie, no storage) even when opened outside its frame."""
 
 
+HOME_STANDINGS = 10
+"""Rows of each ladder's standings on the home page; its ladder page pages them all."""
+
+
 @dataclass
 class Service:
     """What the routes need: the database, the ladders served, the limits, and a way to tell
@@ -63,6 +68,8 @@ class Service:
     limits: UploadLimits
     submissions_per_hour: int
     on_submission: Callable[[], None]
+    playing: Callable[[str], list[dict]] = lambda ladder: []
+    """The ladder's matches being played now (arena.serve.player.MatchPlayer.playing)."""
 
 
 def create_app(service: Service) -> Starlette:
@@ -147,9 +154,9 @@ async def server_error(request: Request, exc: Exception) -> Response:
 # -- pages ------------------------------------------------------------------------------------
 def home(request: Request) -> Response:
     service: Service = request.app.state.service
-    return page(request, "home.html", ladders=[views.ladder_view(service.db, ladder,
-                                                                 service.ladders)
-                                               for ladder in service.db.ladders()],
+    return page(request, "home.html", ladders=[
+        views.ladder_view(service.db, ladder, service.ladders, limit=HOME_STANDINGS)
+        for ladder in service.db.ladders()],
                 provisional_matches=views.PROVISIONAL_MATCHES,
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
@@ -159,18 +166,32 @@ def ladder_page(request: Request) -> Response:
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
     cursor, limit = page_params(request, default_limit=30)
     matches = views.matches(service.db, ladder=ladder.id, limit=limit, cursor=cursor)
-    return page(request, "ladder.html", policy=LADDER_POLICY,
-                ladder=views.ladder_view(service.db, ladder, service.ladders),
+    ranks, rank_limit = page_params(request, default_limit=50, prefix="standings_")
+    view = views.ladder_view(service.db, ladder, service.ladders, rank_limit, ranks)
+    retired_cursor, retired_limit = page_params(request, default_limit=20, prefix="retired_")
+    retired = views.retired_bots(service.db, ladder, retired_limit, retired_cursor)
+    return page(request, "ladder.html", policy=LADDER_POLICY, ladder=view, retired=retired,
+                retired_links=page_links(request, retired, "retired", "retired_"),
+                standings_links=page_links(request, view.standings, "standings", "standings_"),
+                request_cursor=ranks.text() if ranks else "", request_limit=rank_limit,
+                playing=service.playing(ladder.id),
                 matches=matches, links=page_links(request, matches),
-                head_to_head=headtohead.ladder_pairs(service.db, ladder.id),
+                **pairs_of(request, headtohead.ladder_pairs(service.db, ladder.id)),
                 provisional_matches=views.PROVISIONAL_MATCHES,
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
 
+def bot_of(request: Request, prefix: str = "") -> views.BotView:
+    """The bot the path names, with the page of its versions the query asks for (20 by
+    default; `prefix`: a page's `versions_cursor`)."""
+    cursor, limit = page_params(request, default_limit=20, prefix=prefix)
+    return need(views.bot(request.app.state.service.db, request.path_params["author"],
+                          request.path_params["name"], limit, cursor), "bot")
+
+
 def bot_page(request: Request) -> Response:
     service: Service = request.app.state.service
-    bot = need(views.bot(service.db, request.path_params["author"],
-                         request.path_params["name"]), "bot")
+    bot = bot_of(request, "versions_")
     viewer = author_of(request, allow_cookie=True)
     logs = views.bot_logs(service.db, bot) if viewer and viewer.id == bot.author_id \
         else None
@@ -178,8 +199,16 @@ def bot_page(request: Request) -> Response:
     matches = views.matches(service.db, bot_id=bot.id, limit=limit, cursor=cursor)
     return page(request, "bot.html", private=logs is not None, bot=bot, logs=logs,
                 matches=matches,
+                version_links=page_links(request, bot.page, "versions", "versions_"),
                 links=page_links(request, matches),
-                head_to_head=headtohead.bot_opponents(service.db, bot.id))
+                **pairs_of(request, headtohead.bot_opponents(service.db, bot.id)))
+
+
+def bots_page(request: Request) -> Response:
+    service: Service = request.app.state.service
+    cursor, limit = page_params(request, default_limit=50)
+    found = views.bots(service.db, limit, cursor)
+    return page(request, "bots.html", bots=found, links=page_links(request, found, "bots"))
 
 
 def match_page(request: Request) -> Response:
@@ -212,12 +241,14 @@ def author_page(request: Request) -> Response:
     """An author's bots, versions and submissions; why one was rejected, for them alone."""
     service: Service = request.app.state.service
     cursor, limit = page_params(request, default_limit=50)
-    found = need(author_view.author(service.db, request.path_params["author"], limit, cursor),
-                 "author")
+    bots_cursor, bots_limit = page_params(request, default_limit=20, prefix="bots_")
+    found = need(author_view.author(service.db, request.path_params["author"], limit, cursor,
+                                    bots_limit, bots_cursor), "author")
     viewer = author_of(request, allow_cookie=True)
     mine = viewer is not None and viewer.id == found.id
     return page(request, "author.html", author=found, mine=mine,
                 links=page_links(request, found.submissions, "submissions"),
+                bot_links=page_links(request, found.bots, "bots", "bots_"),
                 private=mine)
 
 
@@ -311,14 +342,28 @@ def api_ladders(request: Request) -> Response:
 def api_ladder(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-    return JSONResponse(views.ladder_json(service.db, ladder, service.ladders))
+    cursor, limit = page_params(request, default_limit=100)
+    latest = request.query_params.get("live") == "1"   # the live page's polls
+    return JSONResponse({**views.ladder_json(service.db, ladder, service.ladders, limit, cursor,
+                                             latest), "playing": service.playing(ladder.id)})
 
 
 def api_head_to_head(request: Request) -> Response:
     service: Service = request.app.state.service
     ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
-    return JSONResponse({"ladder": ladder.id, "head_to_head": [
-        pair.json() for pair in headtohead.ladder_pairs(service.db, ladder.id)]})
+    return pairs_json(request, headtohead.ladder_pairs(service.db, ladder.id),
+                      ladder=ladder.id)
+
+
+def api_retired(request: Request) -> Response:
+    """The ladder's retired bots, paged, the last retired first."""
+    service: Service = request.app.state.service
+    ladder = need(service.db.ladder(request.path_params["ladder"]), "ladder")
+    cursor, limit = page_params(request, default_limit=100)
+    found = views.retired_bots(service.db, ladder, limit, cursor)
+    return JSONResponse({"ladder": ladder.id, "retired": [
+        {"bot": bot.bot, "retired": views.iso(bot.retired), "matches": bot.matches}
+        for bot in found.items], "next_cursor": found.older, "newer_cursor": found.newer})
 
 
 def api_export(request: Request) -> Response:
@@ -332,29 +377,46 @@ def api_export(request: Request) -> Response:
 
 
 def api_bots(request: Request) -> Response:
+    """Every bot, paged: those playing newest first, then the retired ones."""
     service: Service = request.app.state.service
-    return JSONResponse({"bots": views.all_bots(service.db)})
+    cursor, limit = page_params(request, default_limit=100)
+    found = views.bots(service.db, limit, cursor)
+    return JSONResponse({"bots": [bot.json() for bot in found.items],
+                         "next_cursor": found.older, "newer_cursor": found.newer})
 
 
 def api_bot(request: Request) -> Response:
+    """The bot and a page of its versions (`cursor`, `limit`), the newest first."""
     service: Service = request.app.state.service
-    bot = need(views.bot(service.db, request.path_params["author"],
-                         request.path_params["name"]), "bot")
-    return JSONResponse({**views.bot_json(bot), "head_to_head": [
-        pair.json() for pair in headtohead.bot_opponents(service.db, bot.id)]})
+    bot = bot_of(request)
+    found = headtohead.page(headtohead.bot_opponents(service.db, bot.id), None, 100)
+    more = f"/api/bots/{bot.author}/{bot.name}/head-to-head?cursor={quote(found.older)}" \
+        if found.older else None
+    return JSONResponse({**views.bot_json(bot), "next_cursor": bot.older,
+                         "newer_cursor": bot.newer, "head_to_head": [
+                             pair.json() for pair in found.items], "head_to_head_next": more})
+
+
+def api_bot_head_to_head(request: Request) -> Response:
+    service: Service = request.app.state.service
+    author, name = request.path_params["author"], request.path_params["name"]
+    bot_id = need(views.bot_id(service.db, author, name), "bot")
+    return pairs_json(request, headtohead.bot_opponents(service.db, bot_id),
+                      bot=f"{author}/{name}")
 
 
 def api_bot_logs(request: Request) -> Response:
+    """The logs of a page of the bot's versions, as /api/bots/AUTHOR/NAME pages them."""
     service: Service = request.app.state.service
-    bot = need(views.bot(service.db, request.path_params["author"],
-                         request.path_params["name"]), "bot")
+    bot = bot_of(request)
     viewer = author_of(request, allow_cookie=False)
     if viewer is None:
         raise HTTPException(401, "a bot's logs need its author's token: send "
                                  "Authorization: Bearer TOKEN")
     if viewer.id != bot.author_id:
         raise HTTPException(403, "these logs belong to another author")
-    return JSONResponse({"logs": views.bot_logs(service.db, bot)})
+    return JSONResponse({"logs": views.bot_logs(service.db, bot), "next_cursor": bot.older,
+                         "newer_cursor": bot.newer})
 
 
 def api_matches(request: Request) -> Response:
@@ -364,7 +426,7 @@ def api_matches(request: Request) -> Response:
     bot_id = None
     if "bot" in params:
         author, _, name = params["bot"].partition("/")
-        bot_id = need(views.bot(service.db, author, name), "bot").id
+        bot_id = need(views.bot_id(service.db, author, name), "bot")
     found = views.matches(service.db, ladder=params.get("ladder"), bot_id=bot_id, limit=limit,
                           cursor=cursor)
     return JSONResponse({"matches": [m.summary() for m in found.items],
@@ -441,7 +503,8 @@ def ask_recheck(service: Service, author: Author, submission_id: int) -> int:
 
 ROUTES = [
     Route("/", home), Route("/ladders/{ladder}", ladder_page), Route("/live.js", live_script),
-    Route("/bots/{author}/{name}", bot_page), Route("/matches/{match}", match_page),
+    Route("/bots", bots_page), Route("/bots/{author}/{name}", bot_page),
+    Route("/matches/{match}", match_page),
     Route("/bots/{author}/{name}/retire", retire_from_form, methods=["POST"]),
     Route("/matches/{match}/replay", match_replay),
     Route("/authors/{author}", author_page),
@@ -454,8 +517,10 @@ ROUTES = [
     Route("/api/ladders", api_ladders), Route("/api/ladders/{ladder}", api_ladder),
     Route("/api/ladders/{ladder}/export.jsonl", api_export),
     Route("/api/ladders/{ladder}/head-to-head", api_head_to_head),
+    Route("/api/ladders/{ladder}/retired", api_retired),
     Route("/api/bots", api_bots), Route("/api/bots/{author}/{name}", api_bot),
     Route("/api/bots/{author}/{name}/logs", api_bot_logs),
+    Route("/api/bots/{author}/{name}/head-to-head", api_bot_head_to_head),
     Route("/api/matches", api_matches), Route("/api/matches/{match}", api_match),
     Route("/api/submissions", api_submissions, methods=["GET"]),
     Route("/api/submissions", api_submit, methods=["POST"]),
@@ -464,42 +529,12 @@ ROUTES = [
 ]
 
 
-def page_params(request: Request, default_limit: int) -> tuple[paging.Cursor | None, int]:
-    """`?cursor=` and `?limit=` of a list (page or API), refused with 400 in one line."""
-    params = request.query_params
-    limit = _int_param(params.get("limit", str(default_limit)), "limit", 1, paging.MAX_LIMIT)
-    return paging.parse(params.get("cursor")), limit   # CursorError: 400, as bad_cursor says
-
-
-def page_links(request: Request, found: paging.Page,
-               anchor: str = "matches") -> dict[str, str | None]:
-    """The "older" and "newer" links of a page's list: its own URL with the other cursor,
-    scrolled to the list (`#anchor`)."""
-    def link(cursor: str | None) -> str | None:
-        if cursor is None:
-            return None
-        query = {**request.query_params, "cursor": cursor}
-        return f"{request.url.path}?{urlencode(query)}#{anchor}"
-    return {"older": link(found.older), "newer": link(found.newer)}
-
-
 def _ladder_param(text: str) -> str:
     """`mandala:2` (as the CLI writes it) or `mandala-2p` (as URLs do) -> `mandala-2p`."""
     game, sep, players = text.partition(":")
     if sep and players.isdigit():
         return ladder_id(game, int(players))
     return text
-
-
-def _int_param(text: str, name: str, low: int, high: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
-        raise HTTPException(400, f"{name} must be a whole number from {low} to {high}, "
-                                 f"not {text!r}")
-    return value
 
 
 async def _read_capped(request: Request, cap: int) -> bytes:

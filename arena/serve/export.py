@@ -22,7 +22,7 @@ CHUNK = 200
 
 def ladder_lines(db: ServiceDB, ladder: str, chunk: int = CHUNK) -> Iterator[bytes]:
     """The ladder's records, one JSON line each (newline included), oldest first."""
-    after = paging.Cursor(older=False, stored=-math.inf, id="")
+    after = paging.Cursor(older=False, key=(-math.inf,), id="")
     while True:
         condition, params, order = paging.where(after, "stored", "id")
         rows = db.query(f"SELECT id, stored, record FROM matches WHERE ladder = ? AND "
@@ -32,4 +32,4 @@ def ladder_lines(db: ServiceDB, ladder: str, chunk: int = CHUNK) -> Iterator[byt
                              separators=(",", ":")).encode() + b"\n"
         if len(rows) < chunk:
             return
-        after = paging.Cursor(older=False, stored=rows[-1][1], id=rows[-1][0])
+        after = paging.Cursor(older=False, key=(rows[-1][1],), id=rows[-1][0])

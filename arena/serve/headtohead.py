@@ -6,13 +6,16 @@ Bots, not versions: a bot's versions add up against each opponent's, as readers 
 authors' bots across their updates (the ratings, per version, say how good the latest is).
 One match of n players gives a result to each of its n(n-1)/2 pairs, so "games" is the
 matches a pair shared. A page reads one row per pair of versions that met: summing every
-pairwise result when asked took 0.5-1.5 s at 100,000 results on a loaded machine.
+pairwise result when asked took 0.5-1.5 s at 100,000 results on a loaded machine. The pairs
+grow as the square of the bots, so pages and the API show them a page at a time (`page`), in
+name order, a cursor naming the last pair shown.
 """
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
 
+from arena.serve import paging
 from arena.serve.db import ServiceDB
 
 
@@ -76,3 +79,16 @@ def bot_opponents(db: ServiceDB, bot_id: int) -> list[HeadToHead]:
     found = [HeadToHead(ladder, names[a], names[b], games, points)
              for (ladder, a, b), (games, points) in both.items() if a == bot_id]
     return sorted(found, key=lambda pair: (pair.ladder, pair.opponent))
+
+
+def _place(pair: HeadToHead) -> tuple[tuple[()], str]:
+    """A pair's place in name order, for cursors: names hold no space, which sorts first."""
+    return (), f"{pair.ladder} {pair.bot} {pair.opponent}"
+
+
+def page(pairs: list[HeadToHead], cursor: paging.Cursor | None,
+         limit: int) -> paging.Page[HeadToHead]:
+    """A page of `pairs` in name order (ladder, bot, opponent), from `cursor` on."""
+    ordered = sorted(pairs, key=lambda pair: _place(pair)[1])
+    return paging.page(paging.select(ordered, cursor, limit, _place, ascending=True), cursor,
+                       limit, key=_place, item=lambda pair: pair)

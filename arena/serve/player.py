@@ -139,6 +139,8 @@ class MatchPlayer(threading.Thread):
         self.unplayed: dict[str, Batch] = {}   # ladder -> matches a host fault kept from play
         self.paused: dict[str, Pause] = {}
         self.host_pause = HOST_PAUSE
+        self.dealt: dict[str, tuple[str, list[str]]] = {}
+        """This round's matches not stored yet: id -> (ladder, the seated versions' labels)."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -197,6 +199,15 @@ class MatchPlayer(threading.Thread):
                     "charged to a bot)", ladder.id, seconds, reason,
                     len(waiting.specs) if waiting else 0)
 
+    def playing(self, ladder_id: str) -> list[dict]:
+        """The ladder's matches being played now (asked by the web app's threads): those
+        the executor says its workers play, else every match of the round not yet stored."""
+        dealt = dict(self.dealt)   # a copy: this thread changes it as matches come back
+        in_play = getattr(self.executor, "in_play", None)
+        ids = in_play() if in_play is not None else list(dealt)
+        return [{"id": match_id, "ladder": ladder_id, "bots": dealt[match_id][1]}
+                for match_id in sorted(ids) if dealt.get(match_id, ("",))[0] == ladder_id]
+
     def plan(self, ladder: Ladder, batch: Batch) -> RunPlan:
         return RunPlan(ladder.game, ladder.players, {}, dict(ladder.time_control),
                        tuple(BotEntry(name, version.version, version.folder, (ladder.game,))
@@ -223,6 +234,8 @@ class MatchPlayer(threading.Thread):
         owner = {spec.id: ladder_id for ladder_id, (_, batch, _) in batches.items()
                  for spec in batch.specs}
         stored: dict[str, set[str]] = {ladder_id: set() for ladder_id in batches}
+        self.dealt = {spec.id: (ladder.id, [batch.versions[name].label for name in spec.seats])
+                      for ladder, batch, _ in batches.values() for spec in batch.specs}
         finished = self.executor.run_jobs(jobs)
         try:
             for match in finished:
@@ -231,6 +244,7 @@ class MatchPlayer(threading.Thread):
                 append_logs(self.log_dir, match.logs)
                 store_finished(self.db, ladder, match, batch.versions)
                 stored[ladder.id].add(match.spec.id)
+                self.dealt.pop(match.spec.id, None)
                 if self.stopping.is_set():
                     break
         except HostError:
@@ -241,6 +255,7 @@ class MatchPlayer(threading.Thread):
             raise
         finally:
             finished.close()
+            self.dealt = {}
             for ladder_id, done in stored.items():
                 if done:
                     refit(self.db, ladder_id)

@@ -133,7 +133,7 @@ def serve(options: ServeOptions, executor: Dispatcher) -> None:
         executor, "portable", False) else (compliance_check, sample_check)
     admission = Admission(db, ladders, check, sample, on_admitted=player.news.set)
     app = create_app(Service(db, ladders, options.limits, options.submissions_per_hour,
-                             on_submission=admission.news.set))
+                             on_submission=admission.news.set, playing=player.playing))
     admission.start()
     player.start()
     if load is not None:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from array import array
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +23,46 @@ import numpy as np
 from arena.stats import ratings
 from arena.stats.report import ladder_records
 from arena.serve.db import ServiceDB, Version
+
+
+SNAPSHOTS = 8
+"""Fits of a ladder kept in memory for readers paging through its standings."""
+_kept: dict[tuple[str, str], OrderedDict[float, dict]] = {}
+_kept_lock = threading.Lock()
+
+
+def rank_key(provisional: bool, games: int, elo: float) -> tuple[float, float, float]:
+    """A listed row's place in the ranking, as a key sorted descending: established ratings
+    before provisional ones (ranked apart), played before not yet played, then by Elo to a
+    tenth, as stored (ties: the higher version id first).
+
+    Pages of the standings are cut at a place in this order, never at an offset: a cursor
+    (arena.serve.paging) reads (the fit's stamp, this key) and the last row's version id,
+    and the next page is the rows ranked below that place in that same fit, which
+    `stored_fit` keeps while readers page through it (the last SNAPSHOTS fits read, per
+    ladder: fits, not readers, so no reader can make it grow). So a walk meets every row
+    once and its ranks as they were when it started, however many refits land meanwhile; a
+    version admitted meanwhile lands in its place (not yet played: at the bottom), one no
+    longer admitted drops out. A cursor whose fit is gone goes on from the same place in
+    the latest fit, where a row whose rating crossed it may come twice or not at all."""
+    return (-1.0 if provisional else 0.0, 0.0 if games else -1.0, round(elo, 1))
+
+
+def stored_fit(db: ServiceDB, lid: str, stamp: float | None = None) -> dict:
+    """The ladder's latest fit as stored (`as_json`; its `fitted` stamp 0 for none yet), or
+    with `stamp` the fit of that stamp while it is kept (else the latest)."""
+    text = db.one("SELECT standings FROM ladders WHERE id = ?", (lid,))[0]
+    latest = json.loads(text) if text else {"confidence": 0.95, "deals": 0, "anchor": None,
+                                            "virtual_draws": False, "ladder": []}
+    latest.setdefault("fitted", 0.0)
+    with _kept_lock:
+        kept = _kept.setdefault((str(db.path), lid), OrderedDict())
+        kept[latest["fitted"]] = latest
+        found = kept.get(stamp, latest) if stamp is not None else latest
+        kept.move_to_end(found["fitted"])   # a fit being read stays the longest
+        while len(kept) > SNAPSHOTS:
+            kept.popitem(last=False)
+        return found
 
 
 @dataclass(frozen=True)
@@ -101,18 +143,20 @@ def fit(db: ServiceDB, lid: str) -> Standings:
     return Standings(lid, table, {row.bot: admitted[row.bot] for row in rows})
 
 
-def as_json(standings: Standings) -> dict:
-    """The fit as `arena ladder --format json` prints it, rows with version ids added."""
+def as_json(standings: Standings, fitted: float = 0.0) -> dict:
+    """The fit as `arena ladder --format json` prints it, rows with version ids added, and
+    when it was stored (`fitted`, seconds since the epoch: the fit's stamp in cursors)."""
     table = standings.table
     return {"confidence": table.confidence, "deals": table.deals, "anchor": None,
-            "virtual_draws": table.fit.virtual_draws, "ladder": standings.records()}
+            "virtual_draws": table.fit.virtual_draws, "ladder": standings.records(),
+            "fitted": fitted}
 
 
 def _store(db: ServiceDB, standings: Standings) -> None:
     now = time.time()
     with db.transaction() as conn:
         conn.execute("UPDATE ladders SET standings = ? WHERE id = ?",
-                     (json.dumps(as_json(standings)), standings.ladder))
+                     (json.dumps(as_json(standings, now)), standings.ladder))
         before = dict(conn.execute("SELECT version_id, games FROM standings WHERE ladder = ?",
                                    (standings.ladder,)).fetchall())
         conn.execute("DELETE FROM standings WHERE ladder = ?", (standings.ladder,))

@@ -7,17 +7,21 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Collection
+from urllib.parse import quote
 
 from arena import actlogs
 from arena.stats.botstats import MatchFacts, OrderEffect, order_effects
 from arena.sandbox import log_text
 from arena.serve import paging
+from arena.serve.standings import rank_key, stored_fit
 from arena.serve.db import Ladder, ServiceDB, log_name, time_control_text
 
 LOG_TAIL_CHARS = 20_000
+HISTORY_POINTS = 200
+"""Points of a version's rating history pages and the API show at most."""
 PROVISIONAL_MATCHES = 30
 """A rating from fewer matches than this is provisional: with few deals even its interval is
 unreliable (arena.stats.ratings), so it is ranked apart, below the established ones."""
@@ -77,30 +81,26 @@ class LadderView:
     matches: int
     paused: bool
     """Stored but not served by this run of the service: no matches are played on it."""
-    retired: list[RetiredBot] = field(default_factory=list)
+    standings: paging.Page[Row] = paging.Page([], None, None)
+    """The page of `rows` shown."""
 
     @property
     def time_control(self) -> str:
         return time_control_text(self.ladder.time_control)
 
     @property
-    def established(self) -> list[Row]:
-        return [row for row in self.rows if not row.provisional]
-
-    @property
     def provisional(self) -> list[Row]:
         return [row for row in self.rows if row.provisional]
 
     def bar(self, row: Row) -> dict:
-        """Where a row's interval bar and rating mark go, in percent of the chart's width."""
-        known = [r for r in self.rows if r.interval is not None]
-        if not known:
+        """Where a row's interval bar and rating mark go, in percent of the chart's width
+        (scaled to the rows shown, as the live script scales them)."""
+        known = [r for r in self.standings.items if r.interval is not None]
+        if not known or row.interval is None:
             return {"known": False}
         low = min(r.elo - r.interval for r in known)
         high = max(r.elo + r.interval for r in known)
         span = max(high - low, 1.0)
-        if row.interval is None:
-            return {"known": False}
         left = (row.elo - row.interval - low) / span * 100
         width = 2 * row.interval / span * 100
         mark = (row.elo - low) / span * 100
@@ -108,64 +108,121 @@ class LadderView:
                 "mark": round(mark, 2)}
 
 
-def _rows(db: ServiceDB, ladder: Ladder) -> list[Row]:
-    # Every admitted version, rated or not yet (one admitted since the last refit too).
-    found = db.query(
-        "SELECT a.name, b.name, v.version, v.id, COALESCE(s.elo, 0), s.interval, "
-        "COALESCE(s.games, 0) AS played FROM versions v JOIN bots b ON b.id = v.bot_id "
-        "JOIN authors a ON a.id = b.author_id LEFT JOIN standings s ON s.version_id = v.id "
-        "WHERE v.ladder = ? AND v.status = 'admitted' "
-        "ORDER BY played = 0, s.elo DESC, a.name, b.name", (ladder.id,))
-    rows = [Row(0, *row) for row in found]
-    ranked = [row for row in rows if not row.provisional] + [row for row in rows
-                                                             if row.provisional]
-    return [replace(row, rank=rank) for rank, row in enumerate(ranked, start=1)]
+def standing_records(db: ServiceDB, ladder: Ladder, stamp: float | None = None
+                     ) -> tuple[dict, list[dict]]:
+    """The fit (`stamp`'s while kept, else the latest) and its rows as listed now, ranked
+    (arena.serve.standings.rank_key): versions admitted since it was fitted are added (not
+    yet played), those no longer admitted left out."""
+    fit = stored_fit(db, ladder.id, stamp)
+    admitted = {vid: (author, name, version) for vid, author, name, version in db.query(
+        "SELECT v.id, a.name, b.name, v.version FROM versions v JOIN bots b ON b.id = v.bot_id "
+        "JOIN authors a ON a.id = b.author_id WHERE v.ladder = ? AND v.status = 'admitted'",
+        (ladder.id,))}
+    records = [{**record, "author": admitted[record["version_id"]][0],
+                "name": admitted[record["version_id"]][1]}
+               for record in fit["ladder"] if record["version_id"] in admitted]
+    listed = {record["version_id"] for record in records}
+    records += [{"rank": 0, "bot": f"{author}/{name}", "version": version[:8], "elo": 0.0,
+                 "interval": None, "games": 0, "score_pct": None, "wins": 0, "draws": 0,
+                 "losses": 0, "forfeits": 0, "los_next_pct": None, "version_id": vid,
+                 "author": author, "name": name}
+                for vid, (author, name, version) in admitted.items() if vid not in listed]
+    return fit, provisional_apart(records)
 
 
-def _retired(db: ServiceDB, ladder: Ladder) -> list[RetiredBot]:
-    """The retired bots that played on the ladder, with their matches there."""
-    return [RetiredBot(*row) for row in db.query(
+def standings_page(db: ServiceDB, ladder: Ladder, limit: int, cursor: paging.Cursor | None,
+                   latest: bool = False) -> tuple[dict, list[dict], paging.Page[dict]]:
+    """The fit, every row listed, and the page of them from `cursor` on: the cursor names
+    its fit (kept for readers paging) and a place in that fit's ranking; `latest`: the
+    latest fit at that place (a live page's polls: it shows the ratings of now)."""
+    paging.expect(cursor, 4)
+    fit, rows = standing_records(db, ladder, cursor.key[0] if cursor and not latest else None)
+    stamp = fit["fitted"]
+
+    def place(record: dict) -> tuple[tuple[float, ...], int]:
+        return ((stamp, *rank_key(record["provisional"], record["games"], record["elo"])),
+                record["version_id"])
+
+    here = None if cursor is None else paging.Cursor(cursor.older, (stamp, *cursor.key[1:]),
+                                                     cursor.id)
+    found = paging.page(paging.select(rows, here, limit, place, id_type=int), here, limit,
+                        key=place, item=lambda record: record)
+    return fit, rows, found
+
+
+def _row(record: dict) -> Row:
+    return Row(record["rank"], record["author"], record["name"], record["version"],
+               record["version_id"], record["elo"], record["interval"], record["games"])
+
+
+def retired_bots(db: ServiceDB, ladder: Ladder, limit: int = 20,
+                 cursor: paging.Cursor | None = None) -> paging.Page[RetiredBot]:
+    """A page of the retired bots that played on the ladder, with their matches there, the
+    last retired first."""
+    condition, params, order = paging.where(cursor, "b.retired", "b.id", id_type=int)
+    rows = db.query(
         "SELECT a.name, b.name, b.retired, (SELECT COUNT(*) FROM match_seats s JOIN versions "
-        "w ON w.id = s.version_id WHERE w.bot_id = b.id AND w.ladder = ?) FROM bots b "
+        "w ON w.id = s.version_id WHERE w.bot_id = b.id AND w.ladder = ?), b.id FROM bots b "
         "JOIN authors a ON a.id = b.author_id WHERE b.retired IS NOT NULL AND EXISTS "
-        "(SELECT 1 FROM versions v WHERE v.bot_id = b.id AND v.ladder = ?) "
-        "ORDER BY a.name, b.name", (ladder.id, ladder.id))]
+        "(SELECT 1 FROM versions v WHERE v.bot_id = b.id AND v.ladder = ?) AND "
+        f"{condition} ORDER BY {order} LIMIT ?", (ladder.id, ladder.id, *params, limit + 1))
+    return paging.page(rows, cursor, limit, key=lambda row: (row[2], row[4]),
+                       item=lambda row: RetiredBot(*row[:4]))
 
 
-def ladder_view(db: ServiceDB, ladder: Ladder, served: Collection[str]) -> LadderView:
-    """The ladder as its page shows it; `served`: the ladders this run plays (else paused)."""
-    return LadderView(ladder, _rows(db, ladder), db.match_count(ladder.id),
-                      paused=ladder.id not in served, retired=_retired(db, ladder))
+def ladder_view(db: ServiceDB, ladder: Ladder, served: Collection[str], limit: int = 50,
+                cursor: paging.Cursor | None = None) -> LadderView:
+    """The ladder as its page shows it, a page of its standings from `cursor` on; `served`:
+    the ladders this run plays (else paused)."""
+    _, rows, found = standings_page(db, ladder, limit, cursor)
+    return LadderView(ladder, [_row(record) for record in rows], db.match_count(ladder.id),
+                      paused=ladder.id not in served,
+                      standings=paging.Page([_row(record) for record in found.items],
+                                            found.older, found.newer))
 
 
-def ladder_summary(db: ServiceDB, ladder: Ladder, served: Collection[str]) -> dict:
-    view = ladder_view(db, ladder, served)
+def ladder_summary(db: ServiceDB, ladder: Ladder, served: Collection[str],
+                   rows: list[dict] | None = None) -> dict:
+    """The ladder and its counts (`rows`: its standings' rows, if read already)."""
+    rows = standing_records(db, ladder)[1] if rows is None else rows
     return {"id": ladder.id, "game": ladder.game, "players": ladder.players,
             "rules": ladder.rules, "time_control": ladder.time_control,
-            "time_control_text": view.time_control, "paused": view.paused,
-            "matches": view.matches, "bots": len(view.rows),
-            "provisional_bots": len(view.provisional),
-            "retired_bots": [bot.bot for bot in view.retired],
+            "time_control_text": time_control_text(ladder.time_control),
+            "paused": ladder.id not in served, "matches": db.match_count(ladder.id),
+            "bots": len(rows), "provisional_bots": sum(row["provisional"] for row in rows),
+            **retired_json(db, ladder, "retired_bots", 100, None),
             "url": f"/api/ladders/{ladder.id}"}
 
 
-def ladder_json(db: ServiceDB, ladder: Ladder, served: Collection[str]) -> dict:
-    """The ladder with the rows of `arena ladder --format json`, as of the latest refit (the
-    match thread's; a request never refits: that costs time in the number of matches)."""
-    stored = db.one("SELECT standings FROM ladders WHERE id = ?", (ladder.id,))[0]
-    fitted = json.loads(stored) if stored else {"confidence": 0.95, "deals": 0, "anchor": None,
-                                                "virtual_draws": False, "ladder": []}
-    return {**ladder_summary(db, ladder, served), **fitted,
-            "ladder": provisional_apart(fitted["ladder"])}
+def retired_json(db: ServiceDB, ladder: Ladder, name: str, limit: int,
+                 cursor: paging.Cursor | None) -> dict:
+    """A page of the ladder's retired bots by name (`name`), the last retired first, and the
+    next page's URL (`name`_next)."""
+    found = retired_bots(db, ladder, limit, cursor)
+    more = f"/api/ladders/{ladder.id}/retired?cursor={quote(found.older)}" \
+        if found.older else None
+    return {name: [bot.bot for bot in found.items], f"{name}_next": more}
+
+
+def ladder_json(db: ServiceDB, ladder: Ladder, served: Collection[str], limit: int = 100,
+                cursor: paging.Cursor | None = None, latest: bool = False) -> dict:
+    """The ladder with a page of the rows of `arena ladder --format json` from `cursor` on,
+    as of the fit the cursor names, else the latest (the match thread's; a request never
+    refits: that costs time in the number of matches)."""
+    fit, rows, found = standings_page(db, ladder, limit, cursor, latest)
+    return {**ladder_summary(db, ladder, served, rows), **fit,
+            "fitted": iso(fit["fitted"] or None), "ladder": found.items,
+            "next_cursor": found.older, "newer_cursor": found.newer}
 
 
 def provisional_apart(records: list[dict]) -> list[dict]:
     """The fit's rows, each marked `provisional` or not, the established ones first and
-    ranked again in that order (a rating of 2 matches no longer ranks above one of 53)."""
+    ranked again in that order (a rating of 2 matches no longer ranks above one of 53;
+    arena.serve.standings.rank_key)."""
     marked = [{**record, "provisional": is_provisional(record["games"], record["interval"])}
               for record in records]
-    ranked = ([record for record in marked if not record["provisional"]]
-              + [record for record in marked if record["provisional"]])
+    ranked = sorted(marked, reverse=True, key=lambda record: (
+        rank_key(record["provisional"], record["games"], record["elo"]), record["version_id"]))
     # LOS next compares a row with the one after it in the fit: kept only where that is
     # still the row after it.
     after = {record["bot"]: following["bot"] for record, following in zip(records, records[1:])}
@@ -219,27 +276,47 @@ class BotView:
     retired: float | None
     """When its author retired it (it plays no more), or None."""
     versions: list[VersionView]
+    """A page of its versions, the newest first."""
     forfeits: list[tuple[str, int]]
+    older: str | None = None
+    """The cursors of the versions' pages before and after this one (None: none)."""
+    newer: str | None = None
 
     @property
     def full_name(self) -> str:
         return f"{self.author}/{self.name}"
 
+    @property
+    def page(self) -> paging.Page[VersionView]:
+        return paging.Page(self.versions, self.older, self.newer)
 
-def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
+
+def bot_id(db: ServiceDB, author: str, name: str) -> int | None:
+    found = db.one("SELECT b.id FROM bots b JOIN authors a ON a.id = b.author_id WHERE "
+                   "a.name = ? AND b.name = ?", (author, name))
+    return None if found is None else found[0]
+
+
+def bot(db: ServiceDB, author: str, name: str, limit: int = 20,
+        cursor: paging.Cursor | None = None) -> BotView | None:
+    """The bot and a page of its versions (newest first, from `cursor` on), each with its
+    games, rating history (at most HISTORY_POINTS) and order effect."""
     found = db.one("SELECT b.id, a.id, a.name, b.name, b.retired FROM bots b JOIN authors a ON "
                    "a.id = b.author_id WHERE a.name = ? AND b.name = ?", (author, name))
     if found is None:
         return None
-    versions = [VersionView(*row, games=0) for row in db.query(
+    condition, params, order = paging.where(cursor, (), "v.id", id_type=int)
+    shown = paging.page(db.query(
         "SELECT v.id, v.ladder, v.version, v.status, v.submitted, s.elo, s.interval "
         "FROM versions v LEFT JOIN standings s ON s.version_id = v.id "
-        "WHERE v.bot_id = ? ORDER BY v.id DESC", (found[0],))]
+        f"WHERE v.bot_id = ? AND {condition} ORDER BY {order} LIMIT ?",
+        (found[0], *params, limit + 1)), cursor, limit, key=lambda row: ((), row[0]),
+        item=lambda row: VersionView(*row, games=0))
+    versions = shown.items
     for version in versions:
         version.games = db.one("SELECT COUNT(*) FROM match_seats WHERE version_id = ?",
                                (version.id,))[0]
-        version.history = db.query("SELECT games, elo, interval FROM rating_history WHERE "
-                                   "version_id = ? ORDER BY games", (version.id,))
+        version.history = history(db, version.id)
         if version.elo is None and version.history:   # retired: its last rating
             _, version.elo, version.interval = version.history[-1]
         version.order = order_effect(db, version.id)
@@ -247,7 +324,19 @@ def bot(db: ServiceDB, author: str, name: str) -> BotView | None:
         "SELECT m.forfeit, COUNT(*) FROM match_seats m JOIN versions v ON v.id = m.version_id "
         "WHERE v.bot_id = ? AND m.forfeit IS NOT NULL GROUP BY m.forfeit ORDER BY 2 DESC",
         (found[0],))
-    return BotView(*found, versions=versions, forfeits=forfeits)
+    return BotView(*found, versions=versions, forfeits=forfeits, older=shown.older,
+                   newer=shown.newer)
+
+
+def history(db: ServiceDB, version_id: int) -> list[tuple[int, float, float | None]]:
+    """A version's rating history, (games, Elo, interval) by games: every point, or when
+    there are more than HISTORY_POINTS (a point a refit, for as long as it plays) that many
+    evenly spaced, its first and last kept."""
+    return db.query(
+        "SELECT games, elo, interval FROM (SELECT games, elo, interval, ROW_NUMBER() OVER "
+        "(ORDER BY games, at) - 1 AS n, COUNT(*) OVER () AS total FROM rating_history WHERE "
+        "version_id = ?) WHERE n = 0 OR n * ? / total != (n + 1) * ? / total "
+        "ORDER BY games", (version_id, HISTORY_POINTS - 1, HISTORY_POINTS - 1))
 
 
 def order_effect(db: ServiceDB, version_id: int) -> OrderEffect | None:
@@ -266,17 +355,43 @@ def order_effect(db: ServiceDB, version_id: int) -> OrderEffect | None:
     return order_effects(facts).get(str(version_id))
 
 
-def all_bots(db: ServiceDB) -> list[dict]:
-    """Every bot with its versions' count and its admitted versions' ladders."""
+@dataclass(frozen=True)
+class BotSummary:
+    """A bot as the bots list shows it."""
+
+    id: int
+    author: str
+    name: str
+    versions: int
+    ladders: list[str]
+    """The ladders where a version of it is admitted."""
+    retired: float | None
+
+    @property
+    def bot(self) -> str:
+        return f"{self.author}/{self.name}"
+
+    def json(self) -> dict:
+        return {"bot": self.bot, "author": self.author, "name": self.name,
+                "versions": self.versions, "ladders": self.ladders,
+                "retired": iso(self.retired), "url": f"/api/bots/{self.author}/{self.name}"}
+
+
+def bots(db: ServiceDB, limit: int = 100, cursor: paging.Cursor | None = None
+         ) -> paging.Page[BotSummary]:
+    """A page of every bot with its versions' count and its admitted versions' ladders:
+    the bots playing newest first, then the retired ones (listed apart, newest first)."""
+    condition, params, order = paging.where(cursor, "(b.retired IS NULL)", "b.id", id_type=int)
     rows = db.query(
-        "SELECT a.name, b.name, COUNT(v.id), GROUP_CONCAT(CASE WHEN v.status = 'admitted' "
-        "THEN v.ladder END), b.retired FROM bots b JOIN authors a ON a.id = b.author_id LEFT "
-        "JOIN versions v ON v.bot_id = b.id GROUP BY b.id "
-        "ORDER BY b.retired IS NOT NULL, a.name, b.name")   # retired bots listed apart, last
-    return [{"bot": f"{author}/{name}", "author": author, "name": name, "versions": count,
-             "ladders": sorted(set(ladders.split(","))) if ladders else [],
-             "retired": iso(retired), "url": f"/api/bots/{author}/{name}"}
-            for author, name, count, ladders, retired in rows]
+        "SELECT b.retired IS NULL, b.id, a.name, b.name, (SELECT COUNT(*) FROM versions v "
+        "WHERE v.bot_id = b.id), (SELECT GROUP_CONCAT(v.ladder) FROM versions v WHERE "
+        "v.bot_id = b.id AND v.status = 'admitted'), b.retired FROM bots b JOIN authors a "
+        f"ON a.id = b.author_id WHERE {condition} ORDER BY {order} LIMIT ?",
+        (*params, limit + 1))
+    return paging.page(rows, cursor, limit, key=lambda row: (float(row[0]), row[1]),
+                       item=lambda row: BotSummary(
+                           row[1], row[2], row[3], row[4],
+                           sorted(set(row[5].split(","))) if row[5] else [], row[6]))
 
 
 def bot_json(view: BotView) -> dict:

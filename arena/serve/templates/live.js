@@ -1,7 +1,8 @@
-// The ladder page, live: every few seconds it reads the ladder's JSON (/api/ladders/ID) and
-// redraws the standings table and the match count in place. Without script the page is a
-// plain one, complete as served: a reload shows the same. Every name is set as text, never
-// as markup (bot names are their authors' to choose).
+// The ladder page, live: every few seconds it reads the ladder's JSON (/api/ladders/ID, the
+// page of the standings the page shows: its cursor and limit) and redraws the standings
+// table, its "higher"/"lower ranks" links, the matches being played and the match count in
+// place. Without script the page is a plain one, complete as served: a reload shows the
+// same. Every name is set as text, never as markup (bot names are their authors' to choose).
 (function () {
   "use strict";
   var POLL_MS = 3000;
@@ -9,7 +10,17 @@
   if (!table || !window.fetch) { return; }
   var body = table.querySelector("tbody");
   var count = document.getElementById("match-count");
-  var url = "/api/ladders/" + encodeURIComponent(table.getAttribute("data-ladder"));
+  var pager = document.getElementById("standings-pager");
+  var playing = document.querySelector("ul.playing");
+  var nothing = document.getElementById("playing-none");
+  var query = new URLSearchParams();
+  if (table.getAttribute("data-limit")) { query.set("limit", table.getAttribute("data-limit")); }
+  if (table.getAttribute("data-cursor")) {   // this page's place, in the ratings of now
+    query.set("cursor", table.getAttribute("data-cursor"));
+    query.set("live", "1");
+  }
+  var url = "/api/ladders/" + encodeURIComponent(table.getAttribute("data-ladder")) +
+    (query.toString() ? "?" + query.toString() : "");
 
   function cell(tag, text, className) {
     var node = document.createElement(tag);
@@ -82,6 +93,44 @@
     return tr;
   }
 
+  function pageLink(cursor, rel, className, text) {   // as app.page_links makes them
+    var query = new URLSearchParams(window.location.search);
+    query.set("standings_cursor", cursor);
+    var link = cell("a", text, className);
+    link.href = window.location.pathname + "?" + query.toString() + "#standings";
+    link.rel = rel;
+    return link;
+  }
+
+  function redrawPager(ladder) {
+    if (!pager) { return; }
+    var line = cell("p", null, "pager");
+    if (ladder.newer_cursor) { line.appendChild(pageLink(ladder.newer_cursor, "prev", "newer", "higher ranks")); }
+    if (ladder.newer_cursor && ladder.next_cursor) { line.appendChild(document.createTextNode(" · ")); }
+    if (ladder.next_cursor) { line.appendChild(pageLink(ladder.next_cursor, "next", "older", "lower ranks")); }
+    pager.replaceChildren(line.childNodes.length ? line : document.createDocumentFragment());
+  }
+
+  function redrawPlaying(matches) {
+    if (!playing) { return; }
+    var fresh = document.createDocumentFragment();
+    matches.forEach(function (match) {
+      var item = cell("li", null, "playing-match");
+      item.setAttribute("data-id", match.id);
+      item.appendChild(cell("code", match.id));
+      item.appendChild(document.createTextNode(": "));
+      match.bots.forEach(function (label, index) {
+        if (index) { item.appendChild(document.createTextNode(" · ")); }
+        var link = cell("a", label);
+        link.href = "/bots/" + label.split("@")[0].split("/").map(encodeURIComponent).join("/");
+        item.appendChild(link);
+      });
+      fresh.appendChild(item);
+    });
+    playing.replaceChildren(fresh);
+    if (nothing) { nothing.hidden = matches.length > 0; }
+  }
+
   function redraw(ladder) {
     var rows = ladder.ladder, bar = bars(rows), fresh = document.createDocumentFragment();
     rows.forEach(function (row, index) {
@@ -95,6 +144,8 @@
       fresh.appendChild(rowOf(row, bar));
     });
     body.replaceChildren(fresh);
+    redrawPager(ladder);
+    redrawPlaying(ladder.playing || []);
     if (count) { count.textContent = String(ladder.matches); }
     table.setAttribute("data-updated", String(Date.now()));
   }
