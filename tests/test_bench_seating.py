@@ -9,6 +9,7 @@ import json
 import math
 import random
 
+import pytest
 from click.testing import CliRunner
 
 from arena.bench import seating
@@ -68,6 +69,7 @@ def test_a_set_is_the_same_deal_in_every_rotation_with_a_in_each_seat():
     assert games[0] == games[1] and games[0] != games[2] and games[0] != games[3]
 
 
+@pytest.mark.slow
 def test_the_search_pairing_plays_ismcts_at_fixed_iterations_so_it_replays():
     # Asked for by name only (slow); a fixed iteration count makes its games reproducible.
     rows = seating.deal_results("mandala", 2, "search", deals=2, seed=3)

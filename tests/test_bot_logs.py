@@ -31,6 +31,7 @@ def arena(*args, env=None) -> subprocess.CompletedProcess:
                           timeout=300, cwd=ROOT, env=env)
 
 
+@pytest.mark.slow
 def test_a_league_log_has_one_arena_header_per_match_and_no_forged_one(tmp_path):
     folder = tmp_path / "lg"
     done = arena("league", "run", "--game", "mandala", "--deals", 3, "--seed", 1, "--bot",

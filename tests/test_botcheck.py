@@ -36,6 +36,7 @@ def failing(report) -> dict[str, str]:
     return {row.check: row.detail for row in report.rows if row.result == "FAIL"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", ["greedy", "random", "first"])
 def test_every_sample_bot_passes_in_every_game_and_player_count(sample):
     done = arena("bot", "check", SAMPLES / sample)
@@ -107,6 +108,7 @@ def test_an_unknown_game_is_a_usage_error():
     assert done.stderr.startswith("arena: error:") and "chess" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_league_with_a_broken_bot_refuses_to_start_and_creates_nothing(tmp_path):
     folder = tmp_path / "league"
     league = ["league", "run", "--game", "mandala", "--deals", 1, "--seed", 2,
@@ -134,6 +136,7 @@ def test_a_name_that_could_forge_a_log_line_fails_the_manifest(tmp_path):
     assert "is not allowed: use letters, digits" in report.rows[0].detail
 
 
+@pytest.mark.slow
 def test_resuming_a_league_checks_its_bots_too(tmp_path):
     folder = tmp_path / "stopped"
     config = config_from_settings({"game": "mandala", "seed": 5, "deals": 1, "bots": [

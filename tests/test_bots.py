@@ -130,6 +130,7 @@ def test_a_hang_up_just_after_the_thaw_is_a_protocol_forfeit_not_a_crash(monkeyp
         1, "protocol"), second["result"]
 
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.serial   # CPU seconds against a CPU limit: measured with nothing beside it
 def test_a_pooled_bot_is_replaced_between_matches_before_its_cpu_limit_kills_it():

@@ -121,6 +121,7 @@ def test_the_sign_test_by_hand():
     assert sign_test(0, 5) == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_ladder_stats_of_a_league_match_its_records(tmp_path):
     folder = tmp_path / "lg"

@@ -93,6 +93,7 @@ def test_a_setup_round_trips_through_json_and_restarts_the_same_game(game_id, pl
             [state.observation(seat) for seat in range(players)]
 
 
+@pytest.mark.slow
 @parametrize_configs
 def test_a_seeded_match_is_the_start_of_that_seeds_deal(game_id, players):
     # new_state(seed=...) goes through start_dealt, which a game may speed up by not checking

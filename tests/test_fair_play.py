@@ -105,6 +105,7 @@ def right_claims(lines: list[str], setup_of: dict[int, dict]) -> list[str]:
             and json.loads(line.split(" setup ", 1)[1]) == setup_of[int(line.split()[1])]]
 
 
+@pytest.mark.slow
 def test_a_sandboxed_cracker_never_recovers_a_deal_in_a_league_or_a_played_match(tmp_path):
     league = tmp_path / "league"
     arena("league", "run", "--game", "mandala", "--deals", 6, "--seed", 1, "--move-time", 10,
@@ -231,6 +232,7 @@ def test_match_over_reaches_every_seat_before_the_arena_closes(tmp_path):
 
 # -- no CPU stolen ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it
 def test_a_bot_spinning_in_setsid_children_takes_no_cpu_from_its_opponent(tmp_path):
     # The thief's 30 children spin in sessions of their own, yet while the fixed-work bot
@@ -244,6 +246,7 @@ def test_a_bot_spinning_in_setsid_children_takes_no_cpu_from_its_opponent(tmp_pa
     assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 4
 
 
+@pytest.mark.slow
 @pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it
 def test_a_thief_moving_twice_in_a_row_is_frozen_before_its_opponent_moves(tmp_path):
     # In flowers a seat plays, then draws: the arena leaves it thawed between its own two
@@ -259,6 +262,7 @@ def test_a_thief_moving_twice_in_a_row_is_frozen_before_its_opponent_moves(tmp_p
     assert log_lines(tmp_path / "logs", "cpu_thief:") == ["cpu_thief: 30 spinners"] * 2
 
 
+@pytest.mark.slow
 @pytest.mark.serial   # CPU taken from a bot: measured with nothing beside it
 def test_without_freezing_the_same_thief_takes_cpu_from_its_opponent(tmp_path):
     # The control: what the test above would see if bots were not frozen between turns (the
@@ -286,6 +290,7 @@ def test_records_hold_each_moves_cpu_time_beside_its_wall_time(tmp_path):
                if seat == "chance")
 
 
+@pytest.mark.slow
 def test_a_bot_computing_in_the_kernel_while_frozen_forfeits_for_fair_play(tmp_path):
     # The freezer stops a process only as it leaves the kernel: the thief's threads each
     # read a 256 MiB file from the page cache as it answers, kernel work that goes on into

@@ -137,6 +137,7 @@ def forfeits(database: Path) -> list:
     return [record["result"]["forfeit"] for record in records if "forfeit" in record["result"]]
 
 
+@pytest.mark.slow
 @pytest.mark.serial   # the machine's load is what it measures
 def test_a_timeout_while_spinners_hold_the_cores_is_voided_not_charged(host):
     idle = play_match("mandala", 2, {}, 5, [host.seat(spec(HUNGRY), lane=0),

@@ -27,6 +27,7 @@ def ismcts(game_id: str, iterations: int) -> BotSpec:
     return dataclasses.replace(spec, command=spec.command + ("--iterations", str(iterations)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game_id,players", [("mandala", 2), ("flowers-mandala", 2),
                                              ("flowers-mandala", 3), ("flowers-mandala", 4),
                                              ("flowers", 1), ("flowers", 2), ("flowers", 4)])
@@ -38,6 +39,7 @@ def test_ismcts_plays_every_game_and_player_count_to_a_normal_end(host, game_id,
     assert records.verify(record)["ok"]
 
 
+@pytest.mark.slow
 def test_the_same_seed_and_iterations_give_the_same_moves(host):
     """(The greedy opponent in process breaks its ties with its own seed, also fixed.)"""
     def moves() -> list:

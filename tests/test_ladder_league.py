@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
@@ -11,6 +12,7 @@ from arena.cli import main
 SAMPLE_BOTS = Path(__file__).resolve().parent.parent / "sample_bots"
 
 
+@pytest.mark.slow
 def test_greedy_ranks_above_random_with_intervals_apart(tmp_path):
     folder = tmp_path / "greedy-vs-random"
     league = CliRunner().invoke(main, [

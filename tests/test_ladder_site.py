@@ -104,6 +104,7 @@ def test_file_names_are_plain_and_distinct_whatever_a_bot_is_named():
 
 # -- the site ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_link_resolves_and_every_page_is_reached(site, league):
     pages = reachable(site)
     assert pages == html_files(site)
@@ -136,6 +137,7 @@ def test_from_the_ladder_to_a_bot_to_a_match_whose_replay_has_the_moves(site, le
         assert "greedy" in browser.title
 
 
+@pytest.mark.slow
 def test_a_replay_shows_the_bots_log_lines_at_their_ply(tmp_path):
     league = tmp_path / "talk"
     result = cli("league", "run", "--game", "mandala", "--bot", CHATTY, "--bot", "greedy",

@@ -125,6 +125,7 @@ def survivors_of(parent: int, bots_folder: Path, grace: float = 3.0) -> list[str
 
 # -- fair schedules, stored ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_deal_is_played_in_every_seating_and_counts_per_bot_are_equal(reference):
     folder, _ = reference
     outcomes = read_outcomes(folder)
@@ -182,6 +183,7 @@ def test_one_player_league_plays_every_bot_each_round(tmp_path, bots, seating):
     assert len({o.deal for o in read_outcomes(folder)}) == 2   # the rounds, compared within
 
 
+@pytest.mark.slow
 def test_the_seating_mode_is_stored_with_the_league_and_resume_keeps_it(tmp_path):
     # Default independent: every match a deal of its own. A league stopped and resumed
     # regenerates its schedule from the stored mode, not from today's default.
@@ -209,6 +211,7 @@ def test_a_league_stored_before_seating_modes_resumes_mirrored():
     assert LeagueConfig(game="mandala", bots=("random",)).seating == "independent"
 
 
+@pytest.mark.slow
 def test_an_unknown_seating_is_refused_in_one_line(tmp_path):
     config_file = tmp_path / "league.toml"
     config_file.write_text('game = "mandala"\nbots = ["random", "greedy"]\n'
@@ -223,6 +226,7 @@ def test_an_unknown_seating_is_refused_in_one_line(tmp_path):
 
 # -- determinism and the store under concurrent workers --------------------------------------
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_stored_results_on_one_or_two_workers(reference, tmp_path,
                                                                         bots):
     folder, _ = reference
@@ -327,6 +331,7 @@ def test_ctrl_c_or_sigterm_stops_cleanly_keeping_finished_matches(reference, tmp
 
 # -- bots that crash, fresh bots, gauntlet, config file ------------------------------------
 
+@pytest.mark.slow
 def test_a_bot_that_crashes_forfeits_those_matches_and_the_league_completes(tmp_path, bots):
     folder = tmp_path / "crashy"
     arena("league", "run", "--game", "mandala", "--deals", 6, "--seed", 3, "--bot", CRASHY,
@@ -352,6 +357,7 @@ def test_a_bot_that_crashes_forfeits_those_matches_and_the_league_completes(tmp_
         assert reasons == {None, "crash"}
 
 
+@pytest.mark.slow
 def test_gauntlet_from_a_config_file_with_fresh_bots_matches_the_pooled_results(
         reference, tmp_path, bots):
     config = tmp_path / "league.toml"
@@ -505,6 +511,7 @@ def test_a_league_stores_its_rules_version_and_resumes_only_under_it(tmp_path):
     assert digest(folder / DB_NAME) == before
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_folder_without_a_league_and_a_changed_bot(tmp_path, bots):
     assert_refused(arena("league", "resume", tmp_path, check=False), "holds no league")
     bot = copy_bot(bots[0], tmp_path / "dan", "dan")
@@ -518,6 +525,7 @@ def test_resume_refuses_a_folder_without_a_league_and_a_changed_bot(tmp_path, bo
     assert digest(folder / DB_NAME) == before
 
 
+@pytest.mark.slow
 def test_a_league_started_from_a_folder_holding_a_folder_named_arena_plays_normally(
         tmp_path, bots):
     """As from the folder that holds a clone of this repository: the workers and the sandbox
@@ -543,6 +551,7 @@ def test_a_league_started_from_a_folder_holding_a_folder_named_arena_plays_norma
     assert all(record["result"]["end"] == "normal" for record in records)
 
 
+@pytest.mark.slow
 def test_a_league_stores_what_the_sandbox_enforced_and_the_ladder_names_what_was_missing(
         reference, tmp_path, bots):
     folder, _ = reference

@@ -284,6 +284,7 @@ def test_a_manifest_name_that_is_not_a_plain_name_is_refused_in_one_line(tmp_pat
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_connection_flood_never_stops_the_other_bot_and_the_arena_exits_cleanly(tmp_path):
     roomy = TimeControl(move_time=5.0, startup=20.0)   # three flooding processes share 2 cores
     fresh_bot = shutil.copytree(GOOD_BOT, tmp_path / "fresh")   # a bot started mid-flood

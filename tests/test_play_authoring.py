@@ -163,6 +163,7 @@ def test_the_replay_of_a_record_says_its_seed_is_derived_and_how_to_replay_it(tm
     assert json.loads(other.read_text())["seed"] != deal_seed
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_bot_that_takes_most_of_its_start_up_allowance_is_warned_of(tmp_path):
     # Sleeps 3.5 s of an allowance of 10 s: over the third (3.33 s), well inside the limit

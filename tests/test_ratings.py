@@ -203,6 +203,7 @@ def test_a_league_with_a_deal_per_table_covers_the_true_ratings_at_the_stated_ra
     assert STATED[0] <= coverage(2, 30, **league) <= STATED[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players,deals", [(3, 100), (4, 60)])
 def test_multiplayer_rotations_cover_the_true_ratings_at_the_stated_rate(players, deals):
     assert STATED[0] <= coverage(players, deals) <= STATED[1]

@@ -80,6 +80,7 @@ def engine_cards(game: str, state, seat: int) -> int:
             else len(observation["hand"]))
 
 
+@pytest.mark.slow
 def test_at_a_decision_the_viewer_shows_cards_legal_moves_and_that_acts_log(played, tmp_path):
     record, _logs, page = played
     game = record["game"]
@@ -270,6 +271,7 @@ def test_what_bots_wrote_stays_text(played, tmp_path):
     assert page.read_text().count("<script") == 2   # the data and the viewer's own
 
 
+@pytest.mark.slow
 def test_a_league_match_gets_its_logs_from_the_league(tmp_path):
     folder = tmp_path / "lg"
     arena("league", "run", "--game", "mandala", "--bot", CHATTY, "--bot", "greedy",
@@ -302,6 +304,7 @@ Quiet().run()
 """
 
 
+@pytest.mark.slow
 def test_the_service_shows_a_bots_log_lines_to_its_author_only(tmp_path):
     from selenium.webdriver.support.ui import WebDriverWait
     from serving import make_bot

@@ -106,6 +106,7 @@ def ladder_stats(folder: Path) -> dict[str, dict]:
     return {row["bot"].split("@")[0]: row for row in json.loads(result.output)["stats"]}
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_a_bot_passing_hands_learns_nothing_from_independent_deals_and_is_flagged_mirrored(
         tmp_path, fixed_key):
@@ -132,6 +133,7 @@ def test_a_bot_passing_hands_learns_nothing_from_independent_deals_and_is_flagge
     assert len({line.split("\t")[1] for line in written}) > deals
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_fresh_processes_per_match_pass_hands_just_the_same(tmp_path, fixed_key):
     # --fresh-bots starts a process per match: no process outlives its match, yet the

@@ -29,7 +29,7 @@ from serving import SAMPLES, Service, arena, free_port, make_bot, random_player
 SUBMISSIONS_PER_HOUR = 8
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]   # end to end, many seconds each
 
 
 def started_service(where: Path) -> Service:

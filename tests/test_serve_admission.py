@@ -52,11 +52,13 @@ def service(tmp_path_factory):
     running.stop()
 
 
+@pytest.mark.slow
 def test_the_service_checks_itself_at_start(service):
     log = service.log.read_text()
     assert "self-check: the sample bot random passes the admission check on mandala-2p" in log
 
 
+@pytest.mark.slow
 def test_a_bot_that_times_out_at_first_is_admitted_on_a_later_attempt(service, tmp_path):
     alice = service.tokens["alice"]
     # Its first attempt starts before READY_AT (unless it waits a whole start-up budget),
@@ -73,6 +75,7 @@ def test_a_bot_that_times_out_at_first_is_admitted_on_a_later_attempt(service, t
     assert "submission 1: attempt 1 of 3 failed (timeout: " in service.log.read_text()
 
 
+@pytest.mark.slow
 def test_a_rejected_version_gets_one_recheck_from_the_cli(service, tmp_path):
     bob = service.tokens["bob"]
     ready_at = time.time() + 8
@@ -103,6 +106,7 @@ def test_a_rejected_version_gets_one_recheck_from_the_cli(service, tmp_path):
         assert words in lines[0], lines
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_a_rejected_version_gets_one_recheck_from_its_page_and_the_api(service, tmp_path):
     from selenium.webdriver.common.by import By
@@ -143,6 +147,7 @@ def test_a_rejected_version_gets_one_recheck_from_its_page_and_the_api(service, 
     assert "recheck" not in service.get(f"/api/submissions/{second}", alice)
 
 
+@pytest.mark.slow
 def test_a_service_that_cannot_check_the_sample_bot_refuses_to_start(tmp_path):
     # An operator's mistake: the arena runs on a Python (a venv) under /tmp, which every
     # sandbox covers with its own /tmp, so no bot's `python3` is the arena's.
@@ -164,6 +169,7 @@ def test_a_service_that_cannot_check_the_sample_bot_refuses_to_start(tmp_path):
     print(done.stderr)
 
 
+@pytest.mark.slow
 def test_only_a_bots_latest_version_can_be_rechecked(service, tmp_path):
     alice = service.tokens["alice"]
     ids = []

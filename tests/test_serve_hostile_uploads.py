@@ -82,6 +82,7 @@ def service(tmp_path_factory):
     running.stop()
 
 
+@pytest.mark.slow
 def test_headers_and_bombs_claiming_gigabytes_are_refused_in_one_line_in_little_memory(
         service):
     zeros = deflated_zeros(ZEROS)

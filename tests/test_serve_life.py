@@ -61,6 +61,7 @@ def bots_of(owners: set[int]) -> set[int]:
 
 # -- a kept executor, in process ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_kept_pool_plays_batch_after_batch_on_the_same_workers_with_flat_bots(tmp_path):
     db, ladder = ladder_db(tmp_path, {"random": SAMPLES / "random", "first": SAMPLES / "first",
                                       "greedy": SAMPLES / "greedy"})
@@ -81,6 +82,7 @@ def test_a_kept_pool_plays_batch_after_batch_on_the_same_workers_with_flat_bots(
     assert not bot_cgroups(set().union(*map(set, workers)))   # close() ended them all
 
 
+@pytest.mark.slow
 def test_a_kept_worker_killed_between_batches_is_replaced_and_its_bots_end(tmp_path):
     db, ladder = ladder_db(tmp_path, {"random": SAMPLES / "random", "first": SAMPLES / "first"})
     pool = ProcessPool(1, keep=True)
@@ -100,6 +102,7 @@ def test_a_kept_worker_killed_between_batches_is_replaced_and_its_bots_end(tmp_p
     assert db.match_count(ladder.id) == 4
 
 
+@pytest.mark.slow
 def test_ladders_play_concurrently_in_one_round_on_the_same_workers(tmp_path):
     """Two ladders' batches are dealt together: while one worker plays a match of one
     ladder, the other plays the other's, and both ladders keep the same workers."""
@@ -241,6 +244,7 @@ def kill_while_frozen(service: Service, how: signal.Signals) -> None:
     assert_all_gone(owners, pids)
 
 
+@pytest.mark.slow
 @needs_freezer
 def test_kill_9_of_the_service_while_bots_are_frozen_leaves_no_bot(frozen_ladder):
     log = frozen_ladder.log.read_text()
@@ -250,6 +254,7 @@ def test_kill_9_of_the_service_while_bots_are_frozen_leaves_no_bot(frozen_ladder
     kill_while_frozen(frozen_ladder, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @needs_freezer
 def test_sigterm_of_the_service_while_bots_are_frozen_leaves_no_bot(frozen_ladder):
     if frozen_ladder.process.poll() is not None:   # killed by the test before

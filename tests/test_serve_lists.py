@@ -224,6 +224,7 @@ def test_the_standings_walk_back_up_by_newer_cursor(lists):
     assert climbed == walked == full
 
 
+@pytest.mark.slow
 def test_the_ladder_page_walks_the_standings_by_its_lower_ranks_links(lists, browser):
     from selenium.webdriver.common.by import By
     full = [row["bot"].split("@")[0] for row in ranking(lists)]
@@ -271,6 +272,7 @@ def test_a_bots_head_to_head_in_its_json_links_the_next_page(lists):
 
 # -- playing now ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_matches_being_played_show_in_the_api_and_live_on_the_page(lists, browser):
     from selenium.webdriver.common.by import By
     assert lists.get(f"/api/ladders/{LADDER}")["playing"] == []

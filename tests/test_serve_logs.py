@@ -47,6 +47,7 @@ def games_of(service: Service, bot: str) -> int:
     return sum(version["games"] for version in service.get(f"/api/bots/{bot}")["versions"])
 
 
+@pytest.mark.slow
 def test_two_authors_with_byte_identical_bots_read_only_their_own_logs(service, tmp_path):
     twin = make_bot(tmp_path / "twin", "twin", TWIN)
     versions = set()

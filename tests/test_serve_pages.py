@@ -76,6 +76,7 @@ def wait_for_a_new_match(service: Service, count: int) -> None:
 
 # -- pagination ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_api_walks_from_the_newest_match_to_the_first_while_matches_land(service):
     first = service.get(f"/api/matches?ladder={LADDER}&limit=5")
     assert first["newer_cursor"] is None and len(first["matches"]) == 5
@@ -139,6 +140,7 @@ def shown_matches(browser) -> list[str]:
             browser.find_elements(By.CSS_SELECTOR, "table.matches tbody tr td:first-child a")]
 
 
+@pytest.mark.slow
 def test_the_ladder_page_walks_to_the_first_match_by_its_older_links(service, browser):
     from selenium.webdriver.common.by import By
     from selenium.common.exceptions import StaleElementReferenceException

@@ -31,6 +31,7 @@ def stored_ids(folder: Path) -> list[str]:
         return [row[0] for row in conn.execute("SELECT id FROM matches ORDER BY ord")]
 
 
+@pytest.mark.slow
 def test_greedy_against_random_accepts_h1_and_a_second_run_only_reports(tmp_path):
     args = [GREEDY, RANDOM, "--game", "mandala", "--elo1", "50", "--max-pairs", "60",
             "--seed", "3", "--move-time", "2", "--workers", "2", "--name", "ab"]
@@ -61,6 +62,7 @@ def test_greedy_against_random_accepts_h1_and_a_second_run_only_reports(tmp_path
     assert older.returncode == 0 and older.stdout == done.stdout, older.stderr
 
 
+@pytest.mark.slow
 def test_random_against_a_copy_of_itself_does_not_accept_h1(tmp_path):
     copy = tmp_path / "random-copy"
     shutil.copytree(RANDOM, copy)
@@ -72,6 +74,7 @@ def test_random_against_a_copy_of_itself_does_not_accept_h1(tmp_path):
     assert "H0 accepted" in first_line or "max pairs reached" in first_line
 
 
+@pytest.mark.slow
 def test_three_players_rotate_new_and_old_through_every_seat_beside_the_field(tmp_path):
     done = arena(tmp_path, "sprt", GREEDY, RANDOM, "--game", "flowers-mandala", "--players",
                  "3", "--field", "random", "--max-pairs", "3", "--move-time", "2",
@@ -99,6 +102,7 @@ def test_bad_settings_get_one_line_and_exit_2(tmp_path, args, message):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_another_test_under_a_used_name_is_refused(tmp_path):
     first = arena(tmp_path, "sprt", GREEDY, RANDOM, "--game", "mandala", "--max-pairs", "1",
                   "--name", "x", "--quiet")
@@ -113,6 +117,7 @@ def test_another_test_under_a_used_name_is_refused(tmp_path):
     assert resumed.returncode == 2 and "holds an A/B test" in resumed.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_stops_a_test_keeping_its_pairs_and_the_same_command_goes_on(
         tmp_path, stop):

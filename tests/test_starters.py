@@ -104,6 +104,7 @@ def readme_commands(folder: Path) -> list[list[str]]:
             if line.startswith("arena ")]
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_python_starter_passes_bot_check_as_made(tmp_path):
     folder = new(tmp_path, "py-bot", "python")
@@ -124,6 +125,7 @@ def test_the_python_starter_passes_bot_check_as_made(tmp_path):
     assert sorted(path.name for path in folder.iterdir()) == before
 
 
+@pytest.mark.slow
 @needs_sandbox
 @needs("node", "npm", packages="nodejs npm")
 def test_the_node_starter_passes_bot_check_after_npm_install(tmp_path):
@@ -230,6 +232,7 @@ def quick_start_lines() -> list[str]:
             if line.startswith("arena ")]
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_readme_quick_start_runs_as_written(tmp_path):
     lines = quick_start_lines()

@@ -109,6 +109,7 @@ def test_the_pages_code_blocks_name_every_file_of_both_bots():
         "the page and the sample bot pin the same gRPC packages")
 
 
+@pytest.mark.slow
 @needs_node
 @needs_sandbox
 def test_the_pages_node_bot_plays_every_game_it_declares(tmp_path):
@@ -133,6 +134,7 @@ def node_sample() -> Path:
     return NODE_SAMPLE
 
 
+@pytest.mark.slow
 @needs_node
 @needs_sandbox
 def test_the_node_sample_bot_plays_every_game_and_player_count_it_declares(tmp_path,
