@@ -51,36 +51,34 @@ __all__ = ["COLOURS", "CUP_CARDS", "RIVER_SLOTS", "Mandala", "MandalaState"]
 _HANDS: dict[int, HandFacts] = {}
 """Hand -> mandala_rules.hand_facts(hand), as hands come up (there are 3003)."""
 
-# Move text -> (kind, mandala, colour, count, the colour's shift in a hand, the cards as a
-# hand and as another pile, the colour's bit): parsing is one dictionary look-up. Moves of more
-# cards than a hand holds (8) are in a second table, for their refusals: the first stays small
-# enough to stay in the processor's cache.
+# Move text -> (kind, mandala, colour, count, the colour's cards in a hand as a mask and the
+# least the hand must hold, the cards as a hand and as another pile, the colour's bit): parsing
+# is one dictionary look-up, in the table of the moves the phase plays (_TURN while players
+# take turns, _TAKING while a mandala is destroyed, none once over). A move it does not list
+# is refused (MandalaState._refusal says why). Moves of more cards than a hand holds (8) are
+# only in _PARSE_MORE, for their refusals: the tables stay small enough to stay in the
+# processor's cache.
 _DISCARD_KIND, _FIELD_KIND, _MOUNTAIN_KIND, _TAKE_KIND, _PASS_KIND = range(5)
-_Action = tuple[int, int, int, int, int, int, int, int]
-_PARSE: dict[str, _Action] = {PASS: (_PASS_KIND, -1, -1, 0, 0, 0, 0, 0)}
+_Action = tuple[int, int, int, int, int, int, int, int, int]
+_TURN: dict[str, _Action] = {PASS: (_PASS_KIND, -1, -1, 0, 0, 0, 0, 0, 0)}
+_TAKING: dict[str, _Action] = {}
+_OVER: dict[str, _Action] = {}
 _PARSE_MORE: dict[str, _Action] = {}
 for _c in SIX:
-    _PARSE[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, 1 << _c)
+    _TAKING[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, 0, 1 << _c)
+    _mask = 15 << HAND_SHIFT[_c]
     for _m in MANDALAS:
-        _PARSE[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1, HAND_SHIFT[_c], HAND_UNIT[_c],
-                                    PILE_UNIT[_c], 1 << _c)
+        _TURN[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1, _mask, 1 << HAND_SHIFT[_c],
+                                   HAND_UNIT[_c], PILE_UNIT[_c], 1 << _c)
     for _n in COUNTS:
-        _moved = (_n, HAND_SHIFT[_c], _n * HAND_UNIT[_c], _n * PILE_UNIT[_c], 1 << _c)
-        _table = _PARSE if _n <= HAND_LIMIT else _PARSE_MORE
+        _moved = (_n, _mask, _n << HAND_SHIFT[_c], _n * HAND_UNIT[_c], _n * PILE_UNIT[_c], 1 << _c)
+        _table = _TURN if _n <= HAND_LIMIT else _PARSE_MORE
         _table[DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, *_moved)
         for _m in MANDALAS:
             _table[FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, *_moved)
 
 _MOUNTAIN_DRAWS = [max(0, min(MOUNTAIN_DRAW, HAND_LIMIT - held)) for held in range(16)]
 """Cards held after playing on a mountain -> cards to draw (up to 3, up to 8 held)."""
-
-
-def _parse_more(move: str) -> _Action:
-    """A move of more cards than a hand holds, parsed to be refused; or bad notation."""
-    try:
-        return _PARSE_MORE[move]
-    except (KeyError, TypeError):       # TypeError: not even a string (a list, a dict...)
-        raise IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})") from None
 
 
 class Mandala(Game):
@@ -161,7 +159,7 @@ class MandalaState(State):
     __slots__ = ("game", "players", "options", "_setup", "_cards", "_sums", "_top",
                  "_deck_end", "_hands", "_secret", "_taken", "_river", "_slot", "_mountain",
                  "_field", "_field_size", "_discard", "_mountain_mask", "_field_mask",
-                 "_completer", "_to_move", "_destroying", "_passes", "_end")
+                 "_completer", "_to_move", "_destroying", "_actions", "_passes", "_end")
 
     def __init__(self, game: Mandala, options: dict[str, Any], cards: list[int]):
         """The start of a match from a deal: its 108 cards in dealing order (see
@@ -190,6 +188,7 @@ class MandalaState(State):
         self._completer = -1                # who completed the mandala being destroyed, or -1
         self._to_move: int | None = 0       # seat to decide now; None once over
         self._destroying = -1               # mandala being taken apart, -1 if none
+        self._actions = _TURN               # the moves the phase plays (see _TURN)
         self._passes = 0                    # consecutive passes just played
         self._end = ""                      # why the game ended, "" while it runs
 
@@ -249,6 +248,8 @@ class MandalaState(State):
         to_move = view["to_move"]
         state._to_move = None if to_move < 0 else to_move
         state._completer = view["completed_by"] if state._destroying >= 0 else -1
+        state._actions = (_OVER if state._to_move is None
+                          else _TAKING if state._destroying >= 0 else _TURN)
         state._passes = view["passes"]
         state._end = view["end"]
         return state
@@ -278,9 +279,9 @@ class MandalaState(State):
         if not hand:
             return [PASS]
         try:
-            discards, more, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand]
+            discards, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand]
         except KeyError:
-            discards, more, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand] = \
+            discards, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand] = \
                 hand_facts(hand)
         # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
         # for the mountain: in neither field of M.
@@ -289,7 +290,7 @@ class MandalaState(State):
         refused0 = self._mountain_mask[0] | on0[other]
         refused1 = self._mountain_mask[1] | on1[other]
         # Kinds, mandalas, colours and counts come in code-point order.
-        return [*discards, *more, *low0[refused0], *high0[refused0], *low1[refused1],
+        return [*discards, *low0[refused0], *high0[refused0], *low1[refused1],
                 *high1[refused1], *mountain0[on0[2]], *mountain1[on1[2]]]
 
     # -- applying a move -----------------------------------------------------------------------
@@ -297,20 +298,20 @@ class MandalaState(State):
         # One method for every move: in a random playout, a call per step costs as much as
         # the step itself. Each action checks its own conditions before it changes anything.
         try:
-            kind, m, c, n, shift, in_hand, cards, bit = _PARSE[move]
-        except (KeyError, TypeError):
-            kind, m, c, n, shift, in_hand, cards, bit = _parse_more(move)
-        seat = self._to_move
-        if kind >= _TAKE_KIND or self._destroying >= 0 or seat is None:
-            if kind == _TAKE_KIND and self._destroying >= 0 and seat is not None:
+            kind, m, c, n, mask, least, in_hand, cards, bit = self._actions[move]
+        except (KeyError, TypeError):       # TypeError: not even a string (a list, a dict...)
+            raise self._refusal(move) from None
+        seat: int = self._to_move           # type: ignore[assignment]  # a phase with moves
+        if kind >= _TAKE_KIND:
+            if kind == _TAKE_KIND:
                 self._take(seat, c, bit)
             else:
-                self._apply_other(move, seat, kind)
+                self._pass(seat)
             return
         hands = self._hands
         hand = hands[seat]
-        if hand >> shift & 15 < n:
-            raise IllegalMoveError(move, f"seat {seat} holds {hand >> shift & 15} "
+        if hand & mask < least:
+            raise IllegalMoveError(move, f"seat {seat} holds {hand >> HAND_SHIFT[c] & 15} "
                                          f"{COLOURS[c]} card(s), not {n}")
         if kind == _DISCARD_KIND:
             # Arena's reading: legal with an empty deck too (fewer or no cards are drawn).
@@ -361,17 +362,27 @@ class MandalaState(State):
         else:
             self._to_move = 1 - seat
 
-    def _apply_other(self, move: str, seat: int | None, kind: int) -> None:
-        """A pass, or a move the phase refuses."""
+    def _refusal(self, move: str) -> IllegalMoveError:
+        """Why the phase refuses a move it does not list."""
+        try:
+            action = _TURN.get(move) or _TAKING.get(move) or _PARSE_MORE[move]
+        except (KeyError, TypeError):
+            return IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})")
+        kind, _, c, n = action[:4]
+        seat = self._to_move
         if seat is None:
-            raise IllegalMoveError(move, f"the game is over ({self._end})")
+            return IllegalMoveError(move, f"the game is over ({self._end})")
         if self._destroying >= 0:
-            raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
-                                         f"seat {seat} must take a colour from its mountain")
+            return IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
+                                          f"seat {seat} must take a colour from its mountain")
         if kind == _TAKE_KIND:
-            raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
+            return IllegalMoveError(move, "take is only played while a mandala is destroyed")
+        held = self._hands[seat] >> HAND_SHIFT[c] & 15     # fewer than n: n is over 8
+        return IllegalMoveError(move, f"seat {seat} holds {held} {COLOURS[c]} card(s), not {n}")
+
+    def _pass(self, seat: int) -> None:
         if self._hands[seat]:
-            raise IllegalMoveError(move, "pass is only allowed with an empty hand")
+            raise IllegalMoveError(PASS, "pass is only allowed with an empty hand")
         self._passes += 1
         if self._passes == 2:               # Arena's reading: two passes in a row end the game
             self._finish(END_PASSES)
@@ -383,6 +394,7 @@ class MandalaState(State):
         player who did not complete it."""
         mine, theirs = self._field_size[m][completer], self._field_size[m][1 - completer]
         self._destroying = m
+        self._actions = _TAKING
         self._completer = completer
         self._to_move = completer if mine > theirs else 1 - completer
 
@@ -416,6 +428,7 @@ class MandalaState(State):
         self._field_size[m] = [0, 0]
         self._field_mask[m] = [0, 0, 0]
         self._destroying = -1
+        self._actions = _TURN
         completer, self._completer = self._completer, -1
         top = self._top
         if self._deck_end - top < 2:
@@ -428,6 +441,7 @@ class MandalaState(State):
 
     def _finish(self, reason: str) -> None:
         self._end = reason
+        self._actions = _OVER
         self._to_move = None
 
     # -- results -------------------------------------------------------------------------------
@@ -520,6 +534,7 @@ class MandalaState(State):
         other._completer = self._completer
         other._to_move = self._to_move
         other._destroying = self._destroying
+        other._actions = self._actions
         other._passes = self._passes
         other._end = self._end
         return other

@@ -59,7 +59,7 @@ MOUNTAINS = [[[_MOUNTAIN_BY_MASK[m][held & ~refused] for refused in range(64)]
 # (`hand >> 16`): 12 bits each, three 4-bit counts. Each piece is made once, when first
 # needed, and shared by every hand that has it.
 Table = list[list[str]]
-HandFacts = tuple[list[str], list[str], Table, Table, Table, Table, Table, Table]
+HandFacts = tuple[list[str], Table, Table, Table, Table, Table, Table]
 _MOVE_LISTS: dict[tuple[str, ...], list[str]] = {}
 _HALVES: dict[tuple[int, int], tuple[list[str], int]] = {}
 _FIELD_TABLES: dict[tuple[int, int, int], Table] = {}
@@ -103,11 +103,12 @@ def _field_table(m: int, half: int, code: int) -> Table:
 
 
 def hand_facts(hand: int) -> HandFacts:
-    """What a non-empty hand alone decides of the legal moves: its discard moves in colours
-    0-2 and 3-5; its field moves (as many cards of each colour as it may put there, keeping
-    one in hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in colours 0-2, 3-5; and
-    its mountain moves on mandala 0, then 1: each of the last six as a table from the mask of
-    the colours the rule of colour refuses there to the moves."""
+    """What a non-empty hand alone decides of the legal moves: its discard moves (one list
+    per hand: the one piece it does not share); its field moves (as many cards of each colour
+    as it may put there, keeping one in hand) on mandala 0 in colours 0-2, 3-5, then on
+    mandala 1 in colours 0-2, 3-5; and its mountain moves on mandala 0, then 1: each of the
+    last six as a table from the mask of the colours the rule of colour refuses there to the
+    moves."""
     discards_low, held_low = _half(0, hand >> 4 & 4095)
     discards_high, held_high = _half(1, hand >> 16)
     held = held_low | held_high
@@ -115,7 +116,7 @@ def hand_facts(hand: int) -> HandFacts:
         # A hand of one colour keeps a card of it: its field moves are those of one card less.
         hand -= HAND_UNIT[BITS[held][0]]
     low, high = hand >> 4 & 4095, hand >> 16
-    return (discards_low, discards_high, _field_table(0, 0, low), _field_table(0, 1, high),
+    return (discards_low + discards_high, _field_table(0, 0, low), _field_table(0, 1, high),
             _field_table(1, 0, low), _field_table(1, 1, high), MOUNTAINS[0][held],
             MOUNTAINS[1][held])
 
