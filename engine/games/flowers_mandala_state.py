@@ -16,6 +16,7 @@ from engine.games.flowers_mandala_rules import (ALL_COLOURS, COLOUR_INDEX, COLOU
                                                 colour_bits, extend_play_lists, flower_points,
                                                 parse_play, single_points, tile_colour)
 from engine.games.flowers_mandala_view import render_position, render_result, seat_view
+from engine.shuffle import shuffle
 
 if TYPE_CHECKING:
     from engine.games.flowers_mandala import FlowersMandala
@@ -495,11 +496,11 @@ class FlowersMandalaState(State):
         if self.phase == DECK:
             cards = [COLOURS[colour] for colour in range(len(COLOURS))
                      for _ in range(self.discard[colour])]
-            rng.shuffle(cards)
+            shuffle(cards, rng)         # rng.shuffle's order and draws, faster
             return "deck " + " ".join(cards)
         if self.phase == ORDER:
             order = list(self.end_candidates)
-            rng.shuffle(order)
+            shuffle(order, rng)
             return "order " + " ".join(map(str, order))
         raise EngineError("flowers-mandala: no chance move is pending "
                           f"({'the game is over' if self.mover is None else 'a seat decides'})")
