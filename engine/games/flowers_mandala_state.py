@@ -11,7 +11,7 @@ from engine.core import (CHANCE, EngineError, GameNotOverError, IllegalMoveError
                          ranks_from_keys)
 from engine.games.flowers_mandala_rules import (ALL_COLOURS, COLOUR_INDEX, COLOURS, DECK,
                                                 FLOWERS_TO_END, HAND_LIMIT, MANDALAS, NO_SEAT,
-                                                ORDER, OVER, PLAY, PLAY_LISTS, TILE,
+                                                ORDER, OVER, PLAY, PLAY_LISTS, PLAY_MOVES, TILE,
                                                 TWO_DRAWS, UP_TO_4_DRAWS, card_text,
                                                 colour_bits, extend_play_lists, flower_points,
                                                 parse_play, single_points, tile_colour)
@@ -256,7 +256,10 @@ class FlowersMandalaState(State):
 
     def _play(self, move: str) -> None:
         seat = self.turn
-        mandala, colour, n = parse_play(move)
+        try:
+            mandala, colour, n = PLAY_MOVES[move]
+        except (KeyError, TypeError):
+            mandala, colour, n = parse_play(move)
         hand = self.hands[seat]
         total = self.hand_totals[seat]
         if hand[colour] < n:
@@ -315,17 +318,22 @@ class FlowersMandalaState(State):
         """Draws what is left of step 2; False when paused for a reshuffle chance move."""
         seat = self.turn
         hand = self.hands[seat]
-        limit = HAND_LIMIT if self.up_to_4 else None
+        total = self.hand_totals[seat]
+        left = self.draw_left
+        limit = HAND_LIMIT if self.up_to_4 else total + left     # `two`: no hand limit
         deck = self.deck
-        while self.draw_left and (limit is None or self.hand_totals[seat] < limit):
+        while left and total < limit:
             if not deck:
                 if self.discard_total:
+                    self.hand_totals[seat] = total
+                    self.draw_left = left
                     self._set_phase(DECK)
                     return False
                 break   # deck and discard pile both empty: stop drawing
             hand[deck.pop()] += 1
-            self.hand_totals[seat] += 1
-            self.draw_left -= 1
+            total += 1
+            left -= 1
+        self.hand_totals[seat] = total
         self.draw_left = 0
         return True
 
@@ -364,8 +372,8 @@ class FlowersMandalaState(State):
         if self.stack_out or self.third_flower:
             self._begin_end([m for m in range(MANDALAS) if m != self.active])
         else:
-            self.turn = (self.turn + 1) % self.players
-            self._set_phase(PLAY)
+            self.turn = self.mover = (self.turn + 1) % self.players
+            self.phase = PLAY
 
     # -- destroying a mandala -----------------------------------------------------------------
     def _begin_destruction(self, mandala: int, completer: int | None) -> bool:
