@@ -140,7 +140,7 @@ class FlowersMandala(Game):
         # Every seeded match starts here: the deal just made is legal, so unlike start it
         # goes to the state unchecked (_check_setup counts every card and tile again).
         return FlowersMandalaState.from_setup(self, players, options,
-                                              self.deal(players, options, rng))
+                                              self.deal(players, options, rng), fresh=True)
 
     def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
                     options: Mapping[str, Any] | None = None,

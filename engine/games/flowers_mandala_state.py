@@ -89,13 +89,16 @@ class FlowersMandalaState(State):
 
     @classmethod
     def from_setup(cls, game: FlowersMandala, players: int, options: dict[str, Any],
-                   setup: Mapping[str, Any]) -> "FlowersMandalaState":
+                   setup: Mapping[str, Any], *, fresh: bool = False) -> "FlowersMandalaState":
+        """The start of a match from a setup; `fresh`: a deal just made that nobody else
+        holds, kept as it is instead of copied."""
         state = cls.__new__(cls)
         state.game = game
         state.players = players
         state.options = dict(options)
-        state.setup = {key: [list(item) if isinstance(item, list) else item
-                             for item in setup[key]] for key in setup}
+        state.setup = dict(setup) if fresh else {
+            key: [list(item) if isinstance(item, list) else item for item in setup[key]]
+            for key in setup}
         state.up_to_4 = options["draw_rule"] == "up-to-4"
         state.hands = []
         for hand in setup["hands"]:
@@ -449,23 +452,28 @@ class FlowersMandalaState(State):
 
     def _finish_destruction(self, mandala: int, takers: tuple[int, ...]) -> None:
         """Steps 5 and 6: takers discard their cards there, the others take theirs back."""
+        ups, downs = self.up[mandala], self.down[mandala]
+        cards_on = self.cards_on[mandala]
         for seat in range(self.players):
-            up, down = self.up[mandala][seat], self.down[mandala][seat]
-            if not self.cards_on[mandala][seat]:
+            count = cards_on[seat]
+            if not count:
                 continue
+            up, down = ups[seat], downs[seat]
             if seat in takers:
-                pile = self.discard
-                self.discard_total += self.cards_on[mandala][seat]
+                pile, known = self.discard, None
+                self.discard_total += count
             else:
-                pile = self.hands[seat]
-                self.hand_totals[seat] += self.cards_on[mandala][seat]
-                known = self.known[seat]
-                for colour in range(len(COLOURS)):
-                    known[colour] += up[colour] + down[colour]
+                pile, known = self.hands[seat], self.known[seat]
+                self.hand_totals[seat] += count
             for colour in range(len(COLOURS)):
-                pile[colour] += up[colour] + down[colour]
-                up[colour] = down[colour] = 0
-            self.cards_on[mandala][seat] = self.up_on[mandala][seat] = 0
+                moved = up[colour] + down[colour]
+                if moved:
+                    pile[colour] += moved
+                    if known is not None:
+                        known[colour] += moved
+            ups[seat] = [0] * len(COLOURS)
+            downs[seat] = [0] * len(COLOURS)
+            cards_on[seat] = self.up_on[mandala][seat] = 0
         self.claims[mandala] = NO_SEAT
         if self.ending or not self.dark or not self.light:
             # No new mandala at the end; during play an empty stack ends the game.
