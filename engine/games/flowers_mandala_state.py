@@ -310,10 +310,19 @@ class FlowersMandalaState(State):
         """Steps 2 to 4 of the turn and its end; pauses at a reshuffle or a tile choice."""
         if self.draw_left and not self._draw():
             return
-        mandala = self.active
-        self._check_claim(self.turn, mandala)
+        mandala, seat = self.active, self.turn
+        # Step 3: strictly more cards than every other player with a face-up card there.
+        up_on = self.up_on[mandala]
+        if up_on[seat] and self.claims[mandala] != seat:
+            cards_on = self.cards_on[mandala]
+            mine = cards_on[seat]
+            for other in range(self.players):
+                if other != seat and up_on[other] and cards_on[other] >= mine:
+                    break
+            else:
+                self.claims[mandala] = seat
         if self.present[mandala] == ALL_COLOURS:
-            if self._begin_destruction(mandala, completer=self.turn):
+            if self._begin_destruction(mandala, completer=seat):
                 return
         self._end_turn()
 
@@ -358,18 +367,6 @@ class FlowersMandalaState(State):
         self.discard_total = 0
         self._set_phase(PLAY)
         self._finish_turn()
-
-    def _check_claim(self, seat: int, mandala: int) -> None:
-        """Step 3: strictly more cards than every other player with a face-up card there."""
-        up_on = self.up_on[mandala]
-        if not up_on[seat] or self.claims[mandala] == seat:
-            return
-        cards_on = self.cards_on[mandala]
-        mine = cards_on[seat]
-        for other in range(self.players):
-            if other != seat and up_on[other] and cards_on[other] >= mine:
-                return
-        self.claims[mandala] = seat
 
     def _end_turn(self) -> None:
         if self.stack_out or self.third_flower:
