@@ -209,6 +209,8 @@ class Game(ABC):
 class State(ABC):
     """A position of a match. Mutable: `apply` changes it in place; `clone` copies it."""
 
+    __slots__ = ()
+
     game: Game
     players: int
     options: dict[str, Any]

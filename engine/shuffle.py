@@ -19,19 +19,30 @@ def shuffle(cards: list[Any], rng: random.Random) -> None:
         return
     getrandbits = rng.getrandbits
     # CPython's Random.shuffle: for i from the last index down to 1, swap card i with card
-    # j = _randbelow(i + 1), which draws bit_length(i + 1) bits until the number is <= i.
-    bit_lengths = _BIT_LENGTHS if len(cards) <= len(_BIT_LENGTHS) else _bit_lengths(len(cards))
-    for i in range(len(cards) - 1, 0, -1):
-        bits = bit_lengths[i]
-        j = getrandbits(bits)
-        while j > i:
+    # j = _randbelow(i + 1), which draws bit_length(i + 1) bits until the number is <= i. The
+    # i are taken in runs of one bit length.
+    runs = _RUNS.get(len(cards))
+    if runs is None:
+        runs = _runs(len(cards))
+    for bits, first, stop in runs:
+        for i in range(first, stop, -1):
             j = getrandbits(bits)
-        cards[i], cards[j] = cards[j], cards[i]
+            while j > i:
+                j = getrandbits(bits)
+            cards[i], cards[j] = cards[j], cards[i]
 
 
-def _bit_lengths(n: int) -> list[int]:
-    """bit_length(i + 1) for i below n."""
-    return [(i + 1).bit_length() for i in range(n)]
+def _runs(n: int) -> list[tuple[int, int, int]]:
+    """The indices i from n - 1 down to 1 in runs of the same bit_length(i + 1): (bits,
+    first i, the i past the run's last)."""
+    runs = []
+    i = n - 1
+    while i > 0:
+        bits = (i + 1).bit_length()
+        stop = max((1 << bits - 1) - 2, 0)   # bit_length(stop + 1) is bits - 1 (or stop is 0)
+        runs.append((bits, i, stop))
+        i = stop
+    return runs
 
 
-_BIT_LENGTHS = _bit_lengths(256)          # enough for every deck dealt here
+_RUNS = {n: _runs(n) for n in range(257)}   # every deck dealt here

@@ -160,7 +160,7 @@ def test_mandala_deals_hand_and_secret_cups_uniformly_once_the_deck_is_out():
     state = late[0]
     seat = 1 - state.to_move()           # the seat that waits knows least
     seen = state.observation(seat)
-    secret = [state._secret[s] for s in (0, 1)]
+    secret = [state.secret_cup(s) for s in (0, 1)]
     hand = state.hand(state.to_move())
     pool = []
     for counts in [hand] + secret:
@@ -179,7 +179,7 @@ def test_mandala_deals_hand_and_secret_cups_uniformly_once_the_deck_is_out():
     for _ in range(samples):
         sample = game.determinize(seen, seat, rng)
         held = [c for c in range(6) for _ in range(sample.hand(other)[c])]
-        cups = [[c for c in range(6) for _ in range(sample._secret[s][c])] for s in (0, 1)]
+        cups = [[c for c in range(6) for _ in range(sample.secret_cup(s)[c])] for s in (0, 1)]
         observed[split(held + cups[0] + cups[1])] += 1
     assert len(expected) > 5
     assert chi_square_p(observed, expected, samples) > 0.001

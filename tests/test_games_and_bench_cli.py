@@ -12,9 +12,11 @@ import re
 import pytest
 from click.testing import CliRunner
 
+from arena.bench import plain_flowers_mandala
 from arena.bench.plain_mandala import PlainMandala
 from arena.cli import main
 from engine import registry
+from engine.core import CHANCE
 
 
 def run(*args: str):
@@ -58,8 +60,9 @@ def test_bench_engine_json_gives_positive_figures_per_player_count(game_id):
             assert row["meets_speedup"] == (ratio >= 5)
     measured = {row["players"] for row in report["results"]
                 if row["plain_plies_per_second"] is not None}
-    # Only mandala has a plain implementation, measured in the same run (no figure is copied).
-    assert measured == ({2} if game_id == "mandala" else set())
+    # Mandala and 4-player flowers-mandala have a plain implementation, measured in the same
+    # run (no figure is copied).
+    assert measured == {"mandala": {2}, "flowers-mandala": {4}}.get(game_id, set())
     assert all(row["plain_plies_per_second"] > 0 for row in report["results"]
                if row["players"] in measured)
 
@@ -120,3 +123,34 @@ def test_bench_freeze_times_the_sample_bots_moves_and_says_if_the_target_is_met(
         assert float(arena_cpu.replace(",", "")) > 0 and float(bot_cpu.replace(",", "")) > 0
     assert re.search(r"thaw \+ hold per move: median [\d.]+ µs \(target <= 50 µs: "
                      r"(met|NOT met)\)", result.output)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_plain_flowers_mandala_plays_every_deal_move_for_move_like_the_engine(players):
+    # The same deal from a seed, the same legal lists (in order) and chance outcomes from the
+    # same draws along random games, the same scores and hands at the end.
+    game = registry.get("flowers-mandala")
+    for seed in range(40):
+        state = game.new_state(players, seed=seed)
+        assert plain_flowers_mandala.deal(random.Random(seed), players) == state.setup
+        plain = plain_flowers_mandala.PlainFlowersMandala(state.setup, players)
+        rng, plain_rng = random.Random(seed), random.Random(seed)
+        while not state.is_over():
+            assert plain.to_move() == state.to_move(), seed
+            if state.to_move() == CHANCE:
+                move = state.sample_chance(rng)
+                assert plain.sample_chance(plain_rng) == move, seed
+            else:
+                legal = state.legal_moves()
+                assert plain.legal_moves() == legal, (seed, legal)
+                move = rng.choice(legal)
+                plain_rng.choice(legal)
+            state.apply(move)
+            plain.apply(move)
+        assert plain.is_over() and plain.scores() == state.scores(), seed
+        assert plain.cards_in_hand() == [sum(hand) for hand in state.hands], seed
+    plain = plain_flowers_mandala.PlainFlowersMandala(game.new_state(players, seed=1).setup,
+                                                      players)
+    for move in ("pass", "tile dark", "play 3 red 1", "play 0 red 0", "order 0 1 2"):
+        with pytest.raises(ValueError, match="illegal move"):
+            plain.apply(move)

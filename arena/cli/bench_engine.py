@@ -28,8 +28,8 @@ def per_game_options(seconds_help: str):
 @per_game_options("Wall time of random playouts per game and player count.")
 def bench_engine(seconds: float, game_ids: tuple[str, ...], as_json: bool) -> None:
     """Random-playout speed: plies and games per second on one core, next to the targets
-    and, for mandala, to a plain implementation of the same rules measured in turns beside
-    it (the ratio should be at least 5).
+    and, for mandala and 4-player flowers-mandala, to a plain implementation of the same
+    rules measured in turns beside it (the ratio should be at least 5).
 
     Rates are per CPU second of the playouts, so other load on the machine barely moves them.
     """

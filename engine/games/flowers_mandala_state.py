@@ -11,11 +11,12 @@ from engine.core import (CHANCE, EngineError, GameNotOverError, IllegalMoveError
                          ranks_from_keys)
 from engine.games.flowers_mandala_rules import (ALL_COLOURS, COLOUR_INDEX, COLOURS, DECK,
                                                 FLOWERS_TO_END, HAND_LIMIT, MANDALAS, NO_SEAT,
-                                                ORDER, OVER, PLAY, PLAY_LISTS, TILE,
+                                                ORDER, OVER, PLAY, PLAY_LISTS, PLAY_MOVES, TILE,
                                                 TWO_DRAWS, UP_TO_4_DRAWS, card_text,
                                                 colour_bits, extend_play_lists, flower_points,
                                                 parse_play, single_points, tile_colour)
 from engine.games.flowers_mandala_view import render_position, render_result, seat_view
+from engine.shuffle import shuffle
 
 if TYPE_CHECKING:
     from engine.games.flowers_mandala import FlowersMandala
@@ -88,13 +89,16 @@ class FlowersMandalaState(State):
 
     @classmethod
     def from_setup(cls, game: FlowersMandala, players: int, options: dict[str, Any],
-                   setup: Mapping[str, Any]) -> "FlowersMandalaState":
+                   setup: Mapping[str, Any], *, fresh: bool = False) -> "FlowersMandalaState":
+        """The start of a match from a setup; `fresh`: a deal just made that nobody else
+        holds, kept as it is instead of copied."""
         state = cls.__new__(cls)
         state.game = game
         state.players = players
         state.options = dict(options)
-        state.setup = {key: [list(item) if isinstance(item, list) else item
-                             for item in setup[key]] for key in setup}
+        state.setup = dict(setup) if fresh else {
+            key: [list(item) if isinstance(item, list) else item for item in setup[key]]
+            for key in setup}
         state.up_to_4 = options["draw_rule"] == "up-to-4"
         state.hands = []
         for hand in setup["hands"]:
@@ -255,7 +259,10 @@ class FlowersMandalaState(State):
 
     def _play(self, move: str) -> None:
         seat = self.turn
-        mandala, colour, n = parse_play(move)
+        try:
+            mandala, colour, n = PLAY_MOVES[move]
+        except (KeyError, TypeError):
+            mandala, colour, n = parse_play(move)
         hand = self.hands[seat]
         total = self.hand_totals[seat]
         if hand[colour] < n:
@@ -303,10 +310,19 @@ class FlowersMandalaState(State):
         """Steps 2 to 4 of the turn and its end; pauses at a reshuffle or a tile choice."""
         if self.draw_left and not self._draw():
             return
-        mandala = self.active
-        self._check_claim(self.turn, mandala)
+        mandala, seat = self.active, self.turn
+        # Step 3: strictly more cards than every other player with a face-up card there.
+        up_on = self.up_on[mandala]
+        if up_on[seat] and self.claims[mandala] != seat:
+            cards_on = self.cards_on[mandala]
+            mine = cards_on[seat]
+            for other in range(self.players):
+                if other != seat and up_on[other] and cards_on[other] >= mine:
+                    break
+            else:
+                self.claims[mandala] = seat
         if self.present[mandala] == ALL_COLOURS:
-            if self._begin_destruction(mandala, completer=self.turn):
+            if self._begin_destruction(mandala, completer=seat):
                 return
         self._end_turn()
 
@@ -314,17 +330,22 @@ class FlowersMandalaState(State):
         """Draws what is left of step 2; False when paused for a reshuffle chance move."""
         seat = self.turn
         hand = self.hands[seat]
-        limit = HAND_LIMIT if self.up_to_4 else None
+        total = self.hand_totals[seat]
+        left = self.draw_left
+        limit = HAND_LIMIT if self.up_to_4 else total + left     # `two`: no hand limit
         deck = self.deck
-        while self.draw_left and (limit is None or self.hand_totals[seat] < limit):
+        while left and total < limit:
             if not deck:
                 if self.discard_total:
+                    self.hand_totals[seat] = total
+                    self.draw_left = left
                     self._set_phase(DECK)
                     return False
                 break   # deck and discard pile both empty: stop drawing
             hand[deck.pop()] += 1
-            self.hand_totals[seat] += 1
-            self.draw_left -= 1
+            total += 1
+            left -= 1
+        self.hand_totals[seat] = total
         self.draw_left = 0
         return True
 
@@ -347,24 +368,12 @@ class FlowersMandalaState(State):
         self._set_phase(PLAY)
         self._finish_turn()
 
-    def _check_claim(self, seat: int, mandala: int) -> None:
-        """Step 3: strictly more cards than every other player with a face-up card there."""
-        up_on = self.up_on[mandala]
-        if not up_on[seat] or self.claims[mandala] == seat:
-            return
-        cards_on = self.cards_on[mandala]
-        mine = cards_on[seat]
-        for other in range(self.players):
-            if other != seat and up_on[other] and cards_on[other] >= mine:
-                return
-        self.claims[mandala] = seat
-
     def _end_turn(self) -> None:
         if self.stack_out or self.third_flower:
             self._begin_end([m for m in range(MANDALAS) if m != self.active])
         else:
-            self.turn = (self.turn + 1) % self.players
-            self._set_phase(PLAY)
+            self.turn = self.mover = (self.turn + 1) % self.players
+            self.phase = PLAY
 
     # -- destroying a mandala -----------------------------------------------------------------
     def _begin_destruction(self, mandala: int, completer: int | None) -> bool:
@@ -440,23 +449,28 @@ class FlowersMandalaState(State):
 
     def _finish_destruction(self, mandala: int, takers: tuple[int, ...]) -> None:
         """Steps 5 and 6: takers discard their cards there, the others take theirs back."""
+        ups, downs = self.up[mandala], self.down[mandala]
+        cards_on = self.cards_on[mandala]
         for seat in range(self.players):
-            up, down = self.up[mandala][seat], self.down[mandala][seat]
-            if not self.cards_on[mandala][seat]:
+            count = cards_on[seat]
+            if not count:
                 continue
+            up, down = ups[seat], downs[seat]
             if seat in takers:
-                pile = self.discard
-                self.discard_total += self.cards_on[mandala][seat]
+                pile, known = self.discard, None
+                self.discard_total += count
             else:
-                pile = self.hands[seat]
-                self.hand_totals[seat] += self.cards_on[mandala][seat]
-                known = self.known[seat]
-                for colour in range(len(COLOURS)):
-                    known[colour] += up[colour] + down[colour]
+                pile, known = self.hands[seat], self.known[seat]
+                self.hand_totals[seat] += count
             for colour in range(len(COLOURS)):
-                pile[colour] += up[colour] + down[colour]
-                up[colour] = down[colour] = 0
-            self.cards_on[mandala][seat] = self.up_on[mandala][seat] = 0
+                moved = up[colour] + down[colour]
+                if moved:
+                    pile[colour] += moved
+                    if known is not None:
+                        known[colour] += moved
+            ups[seat] = [0] * len(COLOURS)
+            downs[seat] = [0] * len(COLOURS)
+            cards_on[seat] = self.up_on[mandala][seat] = 0
         self.claims[mandala] = NO_SEAT
         if self.ending or not self.dark or not self.light:
             # No new mandala at the end; during play an empty stack ends the game.
@@ -495,11 +509,11 @@ class FlowersMandalaState(State):
         if self.phase == DECK:
             cards = [COLOURS[colour] for colour in range(len(COLOURS))
                      for _ in range(self.discard[colour])]
-            rng.shuffle(cards)
+            shuffle(cards, rng)         # rng.shuffle's order and draws, faster
             return "deck " + " ".join(cards)
         if self.phase == ORDER:
             order = list(self.end_candidates)
-            rng.shuffle(order)
+            shuffle(order, rng)
             return "order " + " ".join(map(str, order))
         raise EngineError("flowers-mandala: no chance move is pending "
                           f"({'the game is over' if self.mover is None else 'a seat decides'})")

@@ -33,15 +33,16 @@ from typing import Any, Mapping, Sequence
 
 from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupError, State,
                          ranks_from_keys)
-from engine.games.mandala_rules import (ALL_COLOURS, CARDS_PER_COLOUR, COLOURS, COUNTS,
-                                        CUP_CARDS, DISCARD, END_PASSES, END_REFILL, END_RIVER,
-                                        FIELD, HAND_LIMIT, HAND_SHIFT, HAND_UNIT, INDEX,
-                                        MANDALAS, MOUNTAIN, MOUNTAIN_DRAW, NOTATION_HELP, PASS,
+from engine.games.mandala_rules import (ALL_COLOURS, CARD_OF_UNIT, CARDS_PER_COLOUR, COLOURS,
+                                        COUNTS, CUP_CARDS, DEALT, DISCARD, END_PASSES,
+                                        END_REFILL, END_RIVER, FIELD, FULL_DECK_UNITS,
+                                        HAND_LIMIT, HAND_SHIFT, HAND_UNIT, INDEX, MANDALAS,
+                                        MOUNTAIN, MOUNTAIN_DRAW, NOTATION_HELP, PAIRS, PASS,
                                         PILE_SHIFT, PILE_UNIT, RIVER_SLOTS, SIX, TAKE,
                                         TAKE_BY_MASK, HandFacts, card_names, colour_counts,
-                                        colour_mask, deal_codes, hand_counts, hand_facts,
-                                        pack_hand, pack_pile, pile_counts, read_setup,
-                                        setup_names)
+                                        colour_mask, deal_cards, dealing_order, hand_counts,
+                                        hand_facts, layout, pack_hand, pack_pile, pile_counts,
+                                        read_setup, setup_names)
 
 # What strategies and tests import from here (the game's one public module).
 __all__ = ["COLOURS", "CUP_CARDS", "RIVER_SLOTS", "Mandala", "MandalaState"]
@@ -50,36 +51,34 @@ __all__ = ["COLOURS", "CUP_CARDS", "RIVER_SLOTS", "Mandala", "MandalaState"]
 _HANDS: dict[int, HandFacts] = {}
 """Hand -> mandala_rules.hand_facts(hand), as hands come up (there are 3003)."""
 
-# Move text -> (kind, mandala, colour, count, the colour's shift in a hand, the cards as a
-# hand and as another pile, the colour's bit): parsing is one dictionary look-up. Moves of more
-# cards than a hand holds (8) are in a second table, for their refusals: the first stays small
-# enough to stay in the processor's cache.
+# Move text -> (kind, mandala, colour, count, the colour's cards in a hand as a mask and the
+# least the hand must hold, the cards as a hand and as another pile, the colour's bit): parsing
+# is one dictionary look-up, in the table of the moves the phase plays (_TURN while players
+# take turns, _TAKING while a mandala is destroyed, none once over). A move it does not list
+# is refused (MandalaState._refusal says why). Moves of more cards than a hand holds (8) are
+# only in _PARSE_MORE, for their refusals: the tables stay small enough to stay in the
+# processor's cache.
 _DISCARD_KIND, _FIELD_KIND, _MOUNTAIN_KIND, _TAKE_KIND, _PASS_KIND = range(5)
-_Action = tuple[int, int, int, int, int, int, int, int]
-_PARSE: dict[str, _Action] = {PASS: (_PASS_KIND, -1, -1, 0, 0, 0, 0, 0)}
+_Action = tuple[int, int, int, int, int, int, int, int, int]
+_TURN: dict[str, _Action] = {PASS: (_PASS_KIND, -1, -1, 0, 0, 0, 0, 0, 0)}
+_TAKING: dict[str, _Action] = {}
+_OVER: dict[str, _Action] = {}
 _PARSE_MORE: dict[str, _Action] = {}
 for _c in SIX:
-    _PARSE[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, 1 << _c)
+    _TAKING[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, 0, 1 << _c)
+    _mask = 15 << HAND_SHIFT[_c]
     for _m in MANDALAS:
-        _PARSE[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1, HAND_SHIFT[_c], HAND_UNIT[_c],
-                                    PILE_UNIT[_c], 1 << _c)
+        _TURN[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1, _mask, 1 << HAND_SHIFT[_c],
+                                   HAND_UNIT[_c], PILE_UNIT[_c], 1 << _c)
     for _n in COUNTS:
-        _moved = (_n, HAND_SHIFT[_c], _n * HAND_UNIT[_c], _n * PILE_UNIT[_c], 1 << _c)
-        _table = _PARSE if _n <= HAND_LIMIT else _PARSE_MORE
+        _moved = (_n, _mask, _n << HAND_SHIFT[_c], _n * HAND_UNIT[_c], _n * PILE_UNIT[_c], 1 << _c)
+        _table = _TURN if _n <= HAND_LIMIT else _PARSE_MORE
         _table[DISCARD[_c][_n - 1]] = (_DISCARD_KIND, -1, _c, *_moved)
         for _m in MANDALAS:
             _table[FIELD[_m][_c][_n - 1]] = (_FIELD_KIND, _m, _c, *_moved)
 
 _MOUNTAIN_DRAWS = [max(0, min(MOUNTAIN_DRAW, HAND_LIMIT - held)) for held in range(16)]
 """Cards held after playing on a mountain -> cards to draw (up to 3, up to 8 held)."""
-
-
-def _parse_more(move: str) -> _Action:
-    """A move of more cards than a hand holds, parsed to be refused; or bad notation."""
-    try:
-        return _PARSE_MORE[move]
-    except (KeyError, TypeError):       # TypeError: not even a string (a list, a dict...)
-        raise IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})") from None
 
 
 class Mandala(Game):
@@ -100,21 +99,20 @@ class Mandala(Game):
         return 2 * (plays + takes) + 2
 
     def deal(self, players: int, options: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        piles, deck = deal_codes(rng)
-        return setup_names(piles, deck)
+        return setup_names(*layout(deal_cards(rng)))
 
     def start(self, players: int, options: dict[str, Any],
               setup: Mapping[str, Any]) -> "MandalaState":
         self.check_players(players)
         piles, deck = read_setup(setup)
-        return MandalaState(self, options, piles, deck)
+        return MandalaState(self, options, [HAND_UNIT[c] for c in dealing_order(piles, deck)])
 
     def start_dealt(self, players: int, options: dict[str, Any],
                     rng: random.Random) -> "MandalaState":
         # Every seeded match starts here: the deal just made is legal, so unlike start it
-        # goes to the state unchecked (checking it cost a third of a random playout).
-        piles, deck = deal_codes(rng)
-        return MandalaState(self, options, piles, deck)
+        # goes to the state unchecked (checking it cost a third of a random playout), dealt
+        # as hands of one card: the state reads its piles off their running sums.
+        return MandalaState(self, options, deal_cards(rng, FULL_DECK_UNITS))
 
     def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
                     options: Mapping[str, Any] | None = None,
@@ -158,38 +156,39 @@ class MandalaState(State):
     """A Mandala position. Every pile in play is an int (see mandala_rules.HAND_UNIT);
     rivers, river slots and the secret cup cards are lists indexed by colour code."""
 
-    __slots__ = ("game", "players", "options", "_setup", "_piles", "_deck", "_sums", "_top",
+    __slots__ = ("game", "players", "options", "_setup", "_cards", "_sums", "_top",
                  "_deck_end", "_hands", "_secret", "_taken", "_river", "_slot", "_mountain",
-                 "_field", "_field_size", "_discard", "_mountain_mask", "_field_mask", "_turn",
-                 "_to_move", "_destroying", "_passes", "_end")
+                 "_field", "_field_size", "_discard", "_mountain_mask", "_field_mask",
+                 "_completer", "_to_move", "_destroying", "_actions", "_passes", "_end")
 
-    def __init__(self, game: Mandala, options: dict[str, Any],
-                 piles: dict[str, list[list[int]]], deck: list[int]):
-        """The start of a match from a deal: its piles (colour codes, in any order) and its
-        deck (codes, top first)."""
+    def __init__(self, game: Mandala, options: dict[str, Any], cards: list[int]):
+        """The start of a match from a deal: its 108 cards in dealing order (see
+        mandala_rules.layout), each as a hand of one card (HAND_UNIT)."""
         self.game = game
         self.players = 2
         self.options = dict(options)
         self._setup: dict[str, Any] | None = None       # made from the deal when first asked
-        self._piles = piles                 # never changes
-        self._set_deck(deck)
-        self._hands = [sum(map(HAND_UNIT.__getitem__, pile)) for pile in piles["hands"]]
-        self._secret = [colour_counts(pile) for pile in piles["cups"]]   # face-down starting cards
+        self._set_deck(cards, DEALT)
+        sums = self._sums                   # sums[j] - sums[i]: cards i to j - 1 as a hand
+        self._hands = [sums[10] - sums[4], sums[16] - sums[10]]
+        self._secret = [sums[2], sums[4] - sums[2]]     # face-down starting cups, as hands
         self._taken = [0, 0]                # cup cards taken face up in destructions
         self._river: list[list[int]] = [[], []]     # colour codes in slot order (slot 1 first)
         self._slot = [[0] * 6, [0] * 6]     # river slot (1..6) of each colour, 0 if absent
-        self._mountain = [sum(map(PILE_UNIT.__getitem__, pile)) for pile in piles["mountains"]]
+        (mountain0, mask0), (mountain1, mask1) = (PAIRS[sums[18] - sums[16]],
+                                                  PAIRS[sums[20] - sums[18]])
+        self._mountain = [mountain0, mountain1]
         self._field = [[0, 0], [0, 0]]      # [mandala][seat]
         self._field_size = [[0, 0], [0, 0]]   # its cards, for who takes first in a destruction
         self._discard = 0
         # The colours present in each area as bit masks, kept in step with the piles above:
         # they make legal_moves and the completion check a few bit operations.
-        self._mountain_mask = [1 << first | 1 << second                # 2 cards dealt each
-                               for first, second in piles["mountains"]]
+        self._mountain_mask = [mask0, mask1]
         self._field_mask = [[0, 0, 0], [0, 0, 0]]   # [mandala][seat 0, seat 1, either]
-        self._turn = 0                      # whose turn it is (during a destruction: the completer)
+        self._completer = -1                # who completed the mandala being destroyed, or -1
         self._to_move: int | None = 0       # seat to decide now; None once over
         self._destroying = -1               # mandala being taken apart, -1 if none
+        self._actions = _TURN               # the moves the phase plays (see _TURN)
         self._passes = 0                    # consecutive passes just played
         self._end = ""                      # why the game ended, "" while it runs
 
@@ -198,17 +197,19 @@ class MandalaState(State):
         """The starting deal in the setup form of docs/notation.md: made only when asked for,
         as most random playouts never ask."""
         if self._setup is None:
-            self._setup = setup_names(self._piles, self._deck)
+            self._setup = setup_names(*layout([CARD_OF_UNIT[card] for card in self._cards]))
         return self._setup
 
-    def _set_deck(self, deck: list[int]) -> None:
-        self._deck = deck                   # colour codes, top first; never changes
-        # The deck's first i cards as a hand, for every i (as if one hand could hold them
-        # all: the fields overflow, the differences are exact): a draw of the cards from
-        # top to top + n is one subtraction.
-        self._sums = list(accumulate([HAND_UNIT[c] for c in deck], initial=0))
-        self._top = 0                       # index of the next card to draw
-        self._deck_end = len(deck)
+    def _set_deck(self, cards: list[int], top: int) -> None:
+        """The cards (hands of one card) the deck is drawn from, in order: those from `top`
+        on are the deck, top first. Never changed."""
+        self._cards = cards
+        # The first i cards as a hand, for every i (as if one hand could hold them all: the
+        # fields overflow, the differences are exact): a draw of the cards from top to
+        # top + n is one subtraction.
+        self._sums = list(accumulate(cards, initial=0))
+        self._top = top                     # index of the next card to draw
+        self._deck_end = len(cards)
 
     @classmethod
     def from_view(cls, game: Mandala, options: dict[str, Any], view: Mapping[str, Any],
@@ -223,10 +224,9 @@ class MandalaState(State):
         state.players = 2
         state.options = dict(options)
         state._setup = {}                   # a determinised state has no starting deal
-        state._piles = {}
-        state._set_deck(deck)
+        state._set_deck([HAND_UNIT[c] for c in deck], 0)
         state._hands = [pack_hand(hand) for hand in hands]
-        state._secret = secret
+        state._secret = [pack_hand(cup) for cup in secret]
         players = view["players"]
         state._taken = [pack_pile(counts(p["cup_taken"])) for p in players]
         state._river = [[INDEX[name] for name in p["river"]] for p in players]
@@ -247,7 +247,9 @@ class MandalaState(State):
         state._destroying = view["destroying"]
         to_move = view["to_move"]
         state._to_move = None if to_move < 0 else to_move
-        state._turn = view["completed_by"] if state._destroying >= 0 else max(to_move, 0)
+        state._completer = view["completed_by"] if state._destroying >= 0 else -1
+        state._actions = (_OVER if state._to_move is None
+                          else _TAKING if state._destroying >= 0 else _TURN)
         state._passes = view["passes"]
         state._end = view["end"]
         return state
@@ -260,7 +262,7 @@ class MandalaState(State):
         return self._to_move is None
 
     def deck_size(self) -> int:
-        return len(self._deck) - self._top
+        return self._deck_end - self._top
 
     def hand(self, seat: int) -> list[int]:
         """The seat's hand as six colour counts."""
@@ -277,9 +279,9 @@ class MandalaState(State):
         if not hand:
             return [PASS]
         try:
-            discards, more, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand]
+            discards, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand]
         except KeyError:
-            discards, more, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand] = \
+            discards, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand] = \
                 hand_facts(hand)
         # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
         # for the mountain: in neither field of M.
@@ -288,7 +290,7 @@ class MandalaState(State):
         refused0 = self._mountain_mask[0] | on0[other]
         refused1 = self._mountain_mask[1] | on1[other]
         # Kinds, mandalas, colours and counts come in code-point order.
-        return [*discards, *more, *low0[refused0], *high0[refused0], *low1[refused1],
+        return [*discards, *low0[refused0], *high0[refused0], *low1[refused1],
                 *high1[refused1], *mountain0[on0[2]], *mountain1[on1[2]]]
 
     # -- applying a move -----------------------------------------------------------------------
@@ -296,20 +298,20 @@ class MandalaState(State):
         # One method for every move: in a random playout, a call per step costs as much as
         # the step itself. Each action checks its own conditions before it changes anything.
         try:
-            kind, m, c, n, shift, in_hand, cards, bit = _PARSE[move]
-        except (KeyError, TypeError):
-            kind, m, c, n, shift, in_hand, cards, bit = _parse_more(move)
-        seat = self._to_move
-        if kind >= _TAKE_KIND or self._destroying >= 0 or seat is None:
-            if kind == _TAKE_KIND and self._destroying >= 0 and seat is not None:
+            kind, m, c, n, mask, least, in_hand, cards, bit = self._actions[move]
+        except (KeyError, TypeError):       # TypeError: not even a string (a list, a dict...)
+            raise self._refusal(move) from None
+        seat: int = self._to_move           # type: ignore[assignment]  # a phase with moves
+        if kind >= _TAKE_KIND:
+            if kind == _TAKE_KIND:
                 self._take(seat, c, bit)
             else:
-                self._apply_other(move, seat, kind)
+                self._pass(seat)
             return
         hands = self._hands
         hand = hands[seat]
-        if hand >> shift & 15 < n:
-            raise IllegalMoveError(move, f"seat {seat} holds {hand >> shift & 15} "
+        if hand & mask < least:
+            raise IllegalMoveError(move, f"seat {seat} holds {hand >> HAND_SHIFT[c] & 15} "
                                          f"{COLOURS[c]} card(s), not {n}")
         if kind == _DISCARD_KIND:
             # Arena's reading: legal with an empty deck too (fewer or no cards are drawn).
@@ -321,7 +323,7 @@ class MandalaState(State):
             self._top = drawn
             self._discard += cards
             self._passes = 0
-            self._to_move = self._turn = 1 - seat
+            self._to_move = 1 - seat
             return
         fields = self._field_mask[m]
         if kind == _FIELD_KIND:
@@ -358,30 +360,42 @@ class MandalaState(State):
         if self._mountain_mask[m] | fields[2] == ALL_COLOURS:     # complete
             self._destroy(seat, m)
         else:
-            self._to_move = self._turn = 1 - seat
+            self._to_move = 1 - seat
 
-    def _apply_other(self, move: str, seat: int | None, kind: int) -> None:
-        """A pass, or a move the phase refuses."""
+    def _refusal(self, move: str) -> IllegalMoveError:
+        """Why the phase refuses a move it does not list."""
+        try:
+            action = _TURN.get(move) or _TAKING.get(move) or _PARSE_MORE[move]
+        except (KeyError, TypeError):
+            return IllegalMoveError(move, f"not a mandala move ({NOTATION_HELP})")
+        kind, _, c, n = action[:4]
+        seat = self._to_move
         if seat is None:
-            raise IllegalMoveError(move, f"the game is over ({self._end})")
+            return IllegalMoveError(move, f"the game is over ({self._end})")
         if self._destroying >= 0:
-            raise IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
-                                         f"seat {seat} must take a colour from its mountain")
+            return IllegalMoveError(move, f"mandala {self._destroying} is being destroyed: "
+                                          f"seat {seat} must take a colour from its mountain")
         if kind == _TAKE_KIND:
-            raise IllegalMoveError(move, "take is only played while a mandala is destroyed")
+            return IllegalMoveError(move, "take is only played while a mandala is destroyed")
+        held = self._hands[seat] >> HAND_SHIFT[c] & 15     # fewer than n: n is over 8
+        return IllegalMoveError(move, f"seat {seat} holds {held} {COLOURS[c]} card(s), not {n}")
+
+    def _pass(self, seat: int) -> None:
         if self._hands[seat]:
-            raise IllegalMoveError(move, "pass is only allowed with an empty hand")
+            raise IllegalMoveError(PASS, "pass is only allowed with an empty hand")
         self._passes += 1
         if self._passes == 2:               # Arena's reading: two passes in a row end the game
             self._finish(END_PASSES)
         else:
-            self._to_move = self._turn = 1 - seat
+            self._to_move = 1 - seat
 
     def _destroy(self, completer: int, m: int) -> None:
         """Starts taking mandala m apart: the larger field chooses first, on a tie the
         player who did not complete it."""
         mine, theirs = self._field_size[m][completer], self._field_size[m][1 - completer]
         self._destroying = m
+        self._actions = _TAKING
+        self._completer = completer
         self._to_move = completer if mine > theirs else 1 - completer
 
     def _take(self, seat: int, c: int, bit: int) -> None:
@@ -414,19 +428,20 @@ class MandalaState(State):
         self._field_size[m] = [0, 0]
         self._field_mask[m] = [0, 0, 0]
         self._destroying = -1
+        self._actions = _TURN
+        completer, self._completer = self._completer, -1
         top = self._top
         if self._deck_end - top < 2:
             self._finish(END_REFILL)
             return
-        first, second = self._deck[top:top + 2]
-        self._mountain[m] = PILE_UNIT[first] + PILE_UNIT[second]
-        self._mountain_mask[m] = 1 << first | 1 << second
+        self._mountain[m], self._mountain_mask[m] = PAIRS[self._sums[top + 2] - self._sums[top]]
         self._top = top + 2
         # The turn passes to the opponent of the completer, whoever took last.
-        self._to_move = self._turn = 1 - self._turn
+        self._to_move = 1 - completer
 
     def _finish(self, reason: str) -> None:
         self._end = reason
+        self._actions = _OVER
         self._to_move = None
 
     # -- results -------------------------------------------------------------------------------
@@ -435,12 +450,16 @@ class MandalaState(State):
         return self._end
 
     def cup_size(self, seat: int) -> int:
-        return sum(self._secret[seat]) + sum(pile_counts(self._taken[seat]))
+        return (self._secret[seat] & 15) + sum(pile_counts(self._taken[seat]))
 
     def _cup(self, seat: int) -> list[int]:
         """The colour counts of the seat's cup, secret and taken cards together."""
-        taken = pile_counts(self._taken[seat])
-        return [self._secret[seat][c] + taken[c] for c in SIX]
+        return [secret + taken for secret, taken in zip(self.secret_cup(seat),
+                                                        pile_counts(self._taken[seat]))]
+
+    def secret_cup(self, seat: int) -> list[int]:
+        """The seat's face-down starting cup cards as six colour counts."""
+        return hand_counts(self._secret[seat])
 
     def _points(self, seat: int) -> list[int]:
         """Per colour, what the seat's cup cards of that colour score."""
@@ -473,7 +492,7 @@ class MandalaState(State):
             "to_move": -1 if to_move is None else to_move,
             "phase": phase,
             "destroying": self._destroying,
-            "completed_by": self._turn if self._destroying >= 0 else -1,
+            "completed_by": self._completer,
             "hand": card_names(hand_counts(self._hands[seat])),
             "mandalas": [{"mountain": card_names(pile_counts(self._mountain[m])),
                           "fields": [{"cards": card_names(pile_counts(field))}
@@ -497,8 +516,7 @@ class MandalaState(State):
         other.players = self.players
         other.options = dict(self.options)
         other._setup = self._setup          # never mutated once made
-        other._piles = self._piles
-        other._deck = self._deck            # never mutated
+        other._cards = self._cards          # never mutated
         other._sums = self._sums            # never mutated
         other._top = self._top
         other._deck_end = self._deck_end
@@ -513,9 +531,10 @@ class MandalaState(State):
         other._discard = self._discard
         other._mountain_mask = self._mountain_mask[:]
         other._field_mask = [masks[:] for masks in self._field_mask]
-        other._turn = self._turn
+        other._completer = self._completer
         other._to_move = self._to_move
         other._destroying = self._destroying
+        other._actions = self._actions
         other._passes = self._passes
         other._end = self._end
         return other

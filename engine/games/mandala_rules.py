@@ -59,7 +59,7 @@ MOUNTAINS = [[[_MOUNTAIN_BY_MASK[m][held & ~refused] for refused in range(64)]
 # (`hand >> 16`): 12 bits each, three 4-bit counts. Each piece is made once, when first
 # needed, and shared by every hand that has it.
 Table = list[list[str]]
-HandFacts = tuple[list[str], list[str], Table, Table, Table, Table, Table, Table]
+HandFacts = tuple[list[str], Table, Table, Table, Table, Table, Table]
 _MOVE_LISTS: dict[tuple[str, ...], list[str]] = {}
 _HALVES: dict[tuple[int, int], tuple[list[str], int]] = {}
 _FIELD_TABLES: dict[tuple[int, int, int], Table] = {}
@@ -103,11 +103,12 @@ def _field_table(m: int, half: int, code: int) -> Table:
 
 
 def hand_facts(hand: int) -> HandFacts:
-    """What a non-empty hand alone decides of the legal moves: its discard moves in colours
-    0-2 and 3-5; its field moves (as many cards of each colour as it may put there, keeping
-    one in hand) on mandala 0 in colours 0-2, 3-5, then on mandala 1 in colours 0-2, 3-5; and
-    its mountain moves on mandala 0, then 1: each of the last six as a table from the mask of
-    the colours the rule of colour refuses there to the moves."""
+    """What a non-empty hand alone decides of the legal moves: its discard moves (one list
+    per hand: the one piece it does not share); its field moves (as many cards of each colour
+    as it may put there, keeping one in hand) on mandala 0 in colours 0-2, 3-5, then on
+    mandala 1 in colours 0-2, 3-5; and its mountain moves on mandala 0, then 1: each of the
+    last six as a table from the mask of the colours the rule of colour refuses there to the
+    moves."""
     discards_low, held_low = _half(0, hand >> 4 & 4095)
     discards_high, held_high = _half(1, hand >> 16)
     held = held_low | held_high
@@ -115,7 +116,7 @@ def hand_facts(hand: int) -> HandFacts:
         # A hand of one colour keeps a card of it: its field moves are those of one card less.
         hand -= HAND_UNIT[BITS[held][0]]
     low, high = hand >> 4 & 4095, hand >> 16
-    return (discards_low, discards_high, _field_table(0, 0, low), _field_table(0, 1, high),
+    return (discards_low + discards_high, _field_table(0, 0, low), _field_table(0, 1, high),
             _field_table(1, 0, low), _field_table(1, 1, high), MOUNTAINS[0][held],
             MOUNTAINS[1][held])
 
@@ -163,16 +164,35 @@ def card_names(counts: list[int]) -> list[str]:
 
 
 FULL_DECK = [c for c in SIX for _ in range(CARDS_PER_COLOUR)]     # sorted, as before a deal
+FULL_DECK_UNITS = [HAND_UNIT[c] for c in FULL_DECK]                # the same as hands of one
+DEALT = 2 * sum(SETUP_PILES.values())   # cards dealt before the deck: cups, hands, mountains
+CARD_OF_UNIT = {HAND_UNIT[c]: c for c in SIX}
+"""A card as a hand of one (HAND_UNIT) -> its colour code."""
+PAIRS = {HAND_UNIT[a] + HAND_UNIT[b]: (PILE_UNIT[a] + PILE_UNIT[b], 1 << a | 1 << b)
+         for a in SIX for b in SIX}
+"""Two cards as a hand -> the same cards as another pile, and the mask of their colours: a
+mountain as it is dealt or refilled."""
 
 
-def deal_codes(rng: random.Random) -> tuple[dict[str, list[list[int]]], list[int]]:
-    """A random deal as colour codes: (piles in a setup's layout, not yet sorted; deck top
-    first)."""
-    deck = FULL_DECK[:]
-    shuffle(deck, rng)    # the same draws as shuffling colour names: only the length counts
-    # Dealt in the order of the rules: cups, then hands, then mountains 0 and 1.
-    return ({"cups": [deck[0:2], deck[2:4]], "hands": [deck[4:10], deck[10:16]],
-             "mountains": [deck[16:18], deck[18:20]]}, deck[20:])
+def deal_cards(rng: random.Random, cards: list[Any] = FULL_DECK) -> list[Any]:
+    """The cards of a sorted deck (codes, or any one value per code) shuffled: the deal in
+    dealing order (see layout). Every deck of 108 draws the same numbers: only the length
+    counts, so a seed deals the same colours whatever stands for them."""
+    dealt = cards[:]
+    shuffle(dealt, rng)
+    return dealt
+
+
+def layout(cards: list[int]) -> tuple[dict[str, list[list[int]]], list[int]]:
+    """A deal in dealing order (the rules' order: cups, hands, mountains 0 and 1, each pile
+    of seat or mandala 0 before 1; then the deck, top first) -> its piles and deck."""
+    return ({"cups": [cards[0:2], cards[2:4]], "hands": [cards[4:10], cards[10:16]],
+             "mountains": [cards[16:18], cards[18:20]]}, cards[DEALT:])
+
+
+def dealing_order(piles: Mapping[str, list[list[int]]], deck: list[int]) -> list[int]:
+    """Piles and deck -> the cards in dealing order (the inverse of layout)."""
+    return [c for key in SETUP_PILES for pile in piles[key] for c in pile] + deck
 
 
 def setup_names(piles: Mapping[str, list[list[int]]], deck: list[int]) -> dict[str, Any]:
