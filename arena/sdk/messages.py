@@ -35,13 +35,17 @@ def message_to_dict(message) -> dict:
 def _converter(descriptor: Descriptor) -> Callable[[Any], dict] | None:
     """A function message -> dict for this type, or None when json_format must do it.
 
-    Its source, for a message with fields `a` (int), `b` (repeated Inner) and `c` (optional):
+    Its source, for a message with fields `a` (int) and `b` (repeated Inner):
         def convert(m):
-            out = {"a": m.a, "b": [convert_1(x) for x in m.b]}
+            return {"a": m.a, "b": [convert_0(x) for x in m.b]}
+    and with a field `c` that can be unset (a message, optional, a oneof's) after them:
+        def convert(m):
+            out = {}
+            out.update({"a": m.a, "b": [convert_0(x) for x in m.b]})
             if m.HasField("c"):
                 out["c"] = m.c
             return out
-    Fields that can be unset are added in their turn (the dict keeps the fields' order)."""
+    so the dict keeps the fields' order."""
     if descriptor.full_name.startswith(_WELL_KNOWN_PREFIX):
         return None
     names: dict[str, Any] = {}   # what the source refers to: inner converters, enum tables
@@ -90,11 +94,11 @@ def _value_source(field: FieldDescriptor, names: dict[str, Any]) -> str | None:
         return f"[{name}(x) for x in {read}]" if repeated else f"{name}({read})"
     if field.type == FieldDescriptor.TYPE_ENUM:
         name = f"enum_{len(names)}"
-        names[name] = {number: value.name
-                       for number, value in field.enum_type.values_by_number.items()}.get
+        value_names = {number: value.name
+                       for number, value in field.enum_type.values_by_number.items()}
         # an unknown number (a newer sender) stays a number, as json_format gives it
-        return (f"[{name}(x, x) for x in {read}]" if repeated
-                else f"{name}({read}, {read})")
+        names[name] = lambda number: value_names.get(number, number)
+        return f"[{name}(x) for x in {read}]" if repeated else f"{name}({read})"
     if field.type in _PLAIN:
         return f"list({read})" if repeated else read
     return None
