@@ -9,8 +9,10 @@ voided (`arena.errors.HostOverloaded`); else the bot simply thought too long (or
 loses on time. A bot cannot fake this: its own processes count as the bot's, never as the
 others', and its own threads' waits alone cannot make a timeout the host's.
 
-Reading the machine's CPU time costs one small read (the root cpuacct cgroup's counter, or
-/proc/stat's first line), so every move takes it.
+"The machine" is the CPUs the arena may run on: all of them, or the one a league worker is
+pinned to with its bots (`pin`), whose others' use is what a bot there competes with.
+Reading its CPU time costs one small read (the root cpuacct cgroup's counters, or
+/proc/stat), so every move takes it.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import functools
 import os
 import time
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 STARVED_SHARE = 0.75
 """A timeout is the host's when the others left the bot less than this share of its core(s)."""
@@ -27,44 +30,92 @@ waited (see MoveLoad.starved)."""
 
 
 @functools.lru_cache(maxsize=None)
-def _counter() -> tuple[int, bool]:
-    """A descriptor of the machine's CPU-time counter, and whether it is cpuacct (else
-    /proc/stat). The root of the cpuacct hierarchy counts every process in nanoseconds."""
+def _cpuacct_root() -> str | None:
+    """The folder of the cpuacct hierarchy's root, which counts every process of the machine
+    in nanoseconds, or None where there is none (then /proc/stat counts, in ticks)."""
     with open("/proc/self/mountinfo") as mountinfo:
         lines = mountinfo.read().splitlines()
     for line in lines:
         before, _, after = line.partition(" - ")
         fields, tail = before.split(), after.split()
         if (len(tail) >= 3 and tail[0] == "cgroup" and "cpuacct" in tail[2].split(",")
-                and fields[3] == "/"):
-            try:
-                return os.open(os.path.join(fields[4], "cpuacct.usage"),
-                               os.O_RDONLY | os.O_CLOEXEC), True
-            except OSError:
-                break
-    return os.open("/proc/stat", os.O_RDONLY | os.O_CLOEXEC), False
+                and fields[3] == "/" and os.path.exists(os.path.join(fields[4], "cpuacct.usage"))):
+            return fields[4]
+    return None
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
+_cpus: frozenset[int] | None = None   # this process's CPUs, once read (`pin` sets them)
+_read_counter: Callable[[], float] | None = None
 
 
-def machine_cpu_seconds() -> float:
-    """CPU time all processes of the machine used so far (a counter: compare two readings)."""
-    fd, cpuacct = _counter()
-    if cpuacct:
-        return int(os.pread(fd, 64, 0)) / 1e9
-    # cpu  user nice system idle iowait irq softirq steal ...: all but idle and iowait
-    fields = os.pread(fd, 256, 0).split(b"\n", 1)[0].split()[1:]
-    busy = sum(int(value) for index, value in enumerate(fields[:8]) if index not in (3, 4))
-    return busy / _TICK
+def cpus() -> frozenset[int]:
+    """The CPUs this arena (and so its bots) may run on: its affinity, read once."""
+    global _cpus
+    if _cpus is None:
+        try:
+            _cpus = frozenset(os.sched_getaffinity(0))
+        except AttributeError:   # pragma: no cover - not Linux
+            _cpus = frozenset(range(os.cpu_count() or 1))
+    return _cpus
 
 
 def cores() -> int:
-    """The cores this arena (and so its bots) may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:   # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+    """How many CPUs this arena (and so its bots) may run on."""
+    return len(cpus())
+
+
+def pin(cpu: int) -> None:
+    """Keeps every thread of this process, and so every process it starts from now on (its
+    bots), on `cpu` alone, and counts the machine's CPU time on that CPU alone from now on
+    (see `machine_cpu_seconds`). A league worker whose match runs on one core wakes no
+    other core at each of its decisions (`arena.league.workers`)."""
+    global _cpus, _read_counter
+    for thread in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(thread), {cpu})
+        except ProcessLookupError:   # a thread that ended meanwhile
+            pass
+    _cpus, _read_counter = frozenset({cpu}), None
+
+
+def machine_cpu_seconds() -> float:
+    """CPU time every process of the machine used so far on this arena's CPUs (`cpus`): all
+    of them, unless it was pinned to some. A counter: compare two readings."""
+    global _read_counter
+    if _read_counter is None:
+        _read_counter = _counter(cpus())
+    return _read_counter()
+
+
+def _counter(chosen: frozenset[int]) -> Callable[[], float]:
+    """A reader of the CPU time used on the CPUs `chosen`: one small read of a descriptor
+    kept open (the root cpuacct's counter, else /proc/stat), summed over `chosen` when they
+    are not all the machine's CPUs."""
+    root = _cpuacct_root()
+    every = chosen >= frozenset(range(os.cpu_count() or 1))
+    if root is not None:
+        name = "cpuacct.usage" if every else "cpuacct.usage_percpu"
+        fd = os.open(os.path.join(root, name), os.O_RDONLY | os.O_CLOEXEC)
+        if every:
+            return lambda: int(os.pread(fd, 64, 0)) / 1e9
+        return lambda: sum(int(value) for index, value in enumerate(
+            os.pread(fd, 4096, 0).split()) if index in chosen) / 1e9
+    fd = os.open("/proc/stat", os.O_RDONLY | os.O_CLOEXEC)
+    # "cpu  user nice system idle iowait irq softirq steal ...": all but idle and iowait,
+    # of the first line (every CPU) or of the lines "cpuN" of the chosen ones
+    names = [b"cpu"] if every else [f"cpu{cpu}".encode() for cpu in sorted(chosen)]
+
+    def read() -> float:
+        lines = os.pread(fd, 1 << 16, 0).split(b"\n")
+        busy = 0
+        for line in lines:
+            fields = line.split()
+            if fields and fields[0] in names:
+                busy += sum(int(value) for index, value in enumerate(fields[1:9])
+                            if index not in (3, 4))
+        return busy / _TICK
+    return read
 
 
 @dataclass(frozen=True)

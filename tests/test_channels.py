@@ -46,6 +46,7 @@ CLOSED_WITH = {
     "read /proc/sys/kernel/random/boot_id": "ENOENT", "read /proc/sys/kernel/pty/nr": "ENOENT",
     "read /proc/cmdline": "ENODATA", "read /proc/vmstat": "ENODATA",
     "read /proc/diskstats": "ENODATA", "read /proc/pressure/io": "ENOENT", "openpty": "ENOENT",
+    "sched_setaffinity": "EPERM",
 }
 """What each probe of the channels bot meets in the sandbox: the errno of the seccomp rule or
 of the hidden path (an empty /proc/cmdline reads as ENODATA)."""

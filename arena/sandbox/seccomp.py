@@ -12,7 +12,8 @@ x86 through int 0x80, x32) kill the process: libseccomp's default for a foreign 
 Also denied: the calls that let two processes of bots talk through state the host shares
 between sandboxes, and kernel work a freeze cannot interrupt (`CHANNELS`, `CHANNEL_ARGS`):
 probing and evicting the page cache, file locks, file-access notifications, socket families
-the network namespace does not confine, and populating or pinning memory. Each fails with the
+the network namespace does not confine, populating or pinning memory, and moving off the CPUs
+the arena gave the bot (sched_setaffinity). Each fails with the
 error the kernel itself gives where the feature is missing (ENOLCK for locks, EAFNOSUPPORT for
 a socket family, EINVAL for unknown advice, EOPNOTSUPP for RWF_NOWAIT, ENOSYS for cachestat),
 so a runtime that tries one takes its usual fallback; EPERM where there is none.
@@ -64,6 +65,9 @@ CHANNELS = (
     ("flock", errno.ENOLCK), ("inotify_init", errno.EPERM), ("inotify_init1", errno.EPERM),
     # pinning memory: long kernel work that a freeze waits for, and no honest runtime's need
     ("mlock", errno.EPERM), ("mlock2", errno.EPERM), ("mlockall", errno.EPERM),
+    # leaving the core a league worker keeps its match and bots on (arena.hostload.pin), for
+    # another worker's; the bot's CPU time is its quota's either way (reading it stays allowed)
+    ("sched_setaffinity", errno.EPERM),
 )
 """(system call, errno): denied whatever its arguments."""
 

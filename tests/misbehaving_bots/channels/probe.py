@@ -160,6 +160,7 @@ PROBES = {
     "read /proc/diskstats": lambda: read_nonempty("/proc/diskstats"),
     "read /proc/pressure/io": lambda: read_nonempty("/proc/pressure/io"),
     "openpty": openpty,
+    "sched_setaffinity": lambda: os.sched_setaffinity(0, range(os.cpu_count())),
 }
 HONEST = {
     # what runtimes do: each should stay open in the sandbox
@@ -175,6 +176,7 @@ HONEST = {
     "socket AF_INET": lambda: socket_of(socket.AF_INET),
     "socket AF_INET6": lambda: socket_of(socket.AF_INET6),
     "socket NETLINK_ROUTE": lambda: socket_of(socket.AF_NETLINK, socket.SOCK_RAW, 0),
+    "sched_getaffinity": lambda: os.sched_getaffinity(0),
     "read /proc/meminfo /proc/stat /proc/cpuinfo": lambda: [
         read_nonempty(f"/proc/{name}") for name in ("meminfo", "stat", "cpuinfo")],
 }
