@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from arena import hostload
 from arena.league.config import LeagueConfig
 from arena.league.lifecycle import open_league, run
 from arena.league.workers import ProcessPool, pinned_cpus
@@ -97,3 +98,21 @@ def test_a_pinned_arena_counts_the_machine_on_its_own_core():
     elsewhere, same = map(float, done.stdout.split())
     assert elsewhere < 0.2, f"{elsewhere:.3f} s counted of a spinner on another core"
     assert same > 0.4, f"only {same:.3f} s counted of a spinner on this core"
+
+
+@pytest.mark.parametrize("source", ["cpuacct", "/proc/stat"])
+def test_the_counters_of_each_cpu_add_up_to_the_machine_s(monkeypatch, source):
+    """What a worker pinned to one CPU reads is that CPU's share of the machine's counter,
+    from the root cpuacct's per-CPU counters or from /proc/stat's cpuN lines."""
+    if source == "/proc/stat":
+        monkeypatch.setattr(hostload, "_cpuacct_root", lambda: None)
+    elif hostload._cpuacct_root() is None:
+        pytest.skip("no cpuacct hierarchy here")
+    every = frozenset(range(os.cpu_count()))
+    readers = [hostload._counter(frozenset({cpu})) for cpu in sorted(every)]
+    whole = hostload._counter(every)
+    for _ in range(3):   # readings a moment apart: they may differ by a tick or two
+        total, parts = whole(), sum(read() for read in readers)
+        if abs(total - parts) < 0.05:
+            break
+    assert total > 1 and abs(total - parts) < 0.05, (total, parts)
