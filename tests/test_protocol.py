@@ -15,6 +15,7 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
+from arena.bench import grpc_floor
 from arena.bot_errors import BotCrashed
 from arena.bots import BotHost, BotSpec
 from arena.cli import main
@@ -150,18 +151,28 @@ def test_bench_protocol_prints_the_paths_the_floors_the_patterns_and_the_ratio()
     paths = [row["path"].split(" ")[0] for row in figures["results"]]
     assert paths == ["in-process", "arena", "pipe-json", "pipe-ping",
                      "grpc-sync", "grpc-aio", "grpc-aio-no-ee",
-                     "grpc-sync-handoff", "grpc-aio-handoff"]
+                     "grpc-sync-handoff", "grpc-aio-handoff", "grpc-sync-handoff-working"]
     assert all(row["decisions"] == 100 and row["median_us"] > 0 for row in figures["results"])
     measured = {row["path"].split(" ")[0]: row for row in figures["results"]}
     # CPU on both sides: the arena's from its cgroup and process clock (exact), a floor's
     # from /proc in 10 ms ticks, which 100 short decisions may not reach.
     assert measured["arena"]["arena_cpu_us"] > 0 and measured["arena"]["bot_cpu_us"] > 0
     for path in ("grpc-sync", "grpc-aio", "grpc-aio-no-ee", "grpc-sync-handoff",
-                 "grpc-aio-handoff"):
+                 "grpc-aio-handoff", "grpc-sync-handoff-working"):
         assert measured[path]["arena_cpu_us"] is not None
         assert measured[path]["bot_cpu_us"] is not None
     assert figures["fastest_floor"].endswith("(floor)")   # never a handoff pattern
     assert figures["arena_over_floor"] > 0 and figures["arena_over_pipe_json"] > 0
+
+
+def test_the_working_pattern_computes_a_decision_s_work_on_both_ends_of_each_round_trip():
+    pair = grpc_floor.FloorPair("sync-handoff-working")
+    try:
+        seconds = pair.round_trips(50)
+    finally:
+        pair.close()
+    assert len(seconds) == 50
+    assert min(seconds) * 1e6 >= sum(grpc_floor.WORK_US.values())
 
 
 FORKING_BOT = '''

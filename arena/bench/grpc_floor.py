@@ -18,15 +18,20 @@ thread costs, and which way of serving costs less.
   in another;
 - `aio-handoff`: a `grpc.aio` server on an event loop in a thread of its own (the "one
   asyncio server per worker" design), the asking thread scheduling each round trip on the
-  loop (`call_soon_threadsafe`) and waiting for the answer on a queue.
+  loop (`call_soon_threadsafe`) and waiting for the answer on a queue;
+- `sync-handoff-working`: `sync-handoff` whose two ends also compute what the arena and the
+  SDK compute per decision (`WORK_US`, spinning): what the arena's design costs with its
+  work and no more. Against `sync-handoff` it shows what that work costs on this machine,
+  which may be several times its own length: a core that idles between wake-ups pays for
+  being woken (a virtual machine's exit to its host, where the guest does not poll).
 
 `FloorPair(mode)` starts the two processes; `round_trips(n)` has the server make `n` more
 round trips and returns their times, so a benchmark can interleave a floor with other paths
 in small turns (whatever else the machine does then weighs on all alike); `cpu()` gives the
 CPU each process has used so far (/proc/PID/stat). Run as `python -m arena.bench.grpc_floor
-serve|connect MODE SOCKET` for the two ends (what `FloorPair` starts): the server reads a
-count a line on stdin and answers each with one JSON line of round-trip seconds; an empty
-line or the end of stdin ends the stream.
+serve|connect MODE SOCKET [MICROS]` for the two ends (what `FloorPair` starts): the server
+reads a count a line on stdin and answers each with one JSON line of round-trip seconds; an
+empty line or the end of stdin ends the stream; the client spins MICROS before each answer.
 """
 from __future__ import annotations
 
@@ -42,7 +47,14 @@ from pathlib import Path
 from arena import GRPC_ENVIRONMENT
 
 MODES = ("sync", "aio", "aio-no-ee")
-PATTERNS = ("sync-handoff", "aio-handoff")
+PATTERNS = ("sync-handoff", "aio-handoff", "sync-handoff-working")
+WORK_US = {"ask": 26, "after": 12, "answer": 17}
+"""What `sync-handoff-working` computes around each round trip, in µs of spinning: about the
+Python work of a decision of the random sample bot, measured warm in-process (2026-12-04).
+The arena before the ask (the act message 10, its log line 4, the gap's judgement and the
+thaw 5, the checks of `send` 7) and after the answer (the reply's parse and checks 3, the
+CPU read and the hold 9); the bot before its answer (parse 2, the observation as a dict 12,
+the move and its reply 3)."""
 ASK_BYTES = 600      # about an act request of mandala
 ANSWER_BYTES = 20    # about a move reply
 METHOD = "/floor.Floor/Play"
@@ -75,7 +87,9 @@ class FloorPair:
         self.server = subprocess.Popen(command + ["serve", mode, socket], env=env, text=True,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         client_mode = "aio-no-ee" if mode in PATTERNS else mode
-        self.client = subprocess.Popen(command + ["connect", client_mode, socket], env=env)
+        work = [str(WORK_US["answer"])] if mode == "sync-handoff-working" else []
+        self.client = subprocess.Popen(command + ["connect", client_mode, socket, *work],
+                                       env=env)
 
     def round_trips(self, count: int) -> list[float]:
         """Seconds of each of `count` more round trips, timed by the server."""
@@ -193,7 +207,7 @@ def _serve_handing_over(mode: str, socket: str) -> None:
     attached = threading.Event()
     generic = lambda play: (grpc.method_handlers_generic_handler(   # noqa: E731
         "floor.Floor", {"Play": grpc.stream_stream_rpc_method_handler(play)}),)
-    if mode == "sync-handoff":
+    if mode in ("sync-handoff", "sync-handoff-working"):
         from concurrent import futures
         asks: queue.SimpleQueue = queue.SimpleQueue()
 
@@ -239,19 +253,33 @@ def _serve_handing_over(mode: str, socket: str) -> None:
             asyncio.run_coroutine_threadsafe(server.stop(grace=1.0), loop).result()
     if not attached.wait(TIMEOUT):
         raise RuntimeError("the floor's client never connected")
+    before, after = ((WORK_US["ask"], WORK_US["after"]) if mode == "sync-handoff-working"
+                     else (0, 0))
     for count in _counts():
         seconds = []
         for _ in range(count):
             started = time.monotonic()
+            _spin(before)
             round_trip()
             answers.get()
+            _spin(after)
             seconds.append(time.monotonic() - started)
         _report(seconds)
     stop()
 
 
-def _connect(mode: str, socket: str) -> None:
+def _spin(micros: float) -> None:
+    """Keeps this thread on its CPU for `micros` µs (0: not at all)."""
+    if micros:
+        end = time.perf_counter() + micros / 1e6
+        while time.perf_counter() < end:
+            pass
+
+
+def _connect(mode: str, socket: str, work: str = "0") -> None:
+    """The client: answers each ask, after `work` µs of spinning."""
     import grpc
+    micros = float(work)
     answer = b"m" * ANSWER_BYTES
     if mode == "sync":
         import queue
@@ -268,11 +296,15 @@ def _connect(mode: str, socket: str) -> None:
         async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
             call = channel.stream_stream(METHOD)(wait_for_ready=True)
             while (await call.read()) is not grpc.aio.EOF:
+                _spin(micros)
                 await call.write(answer)
 
     asyncio.run(main())
 
 
 if __name__ == "__main__":
-    role, mode, socket = sys.argv[1:]
-    (_serve if role == "serve" else _connect)(mode, socket)
+    role, mode, socket, *work = sys.argv[1:]
+    if role == "serve":
+        _serve(mode, socket)
+    else:
+        _connect(mode, socket, *work)
