@@ -73,3 +73,15 @@ def test_every_game_has_its_observation_field():
 def test_an_observation_key_the_message_lacks_is_refused():
     with pytest.raises(ValueError, match="no_such_field"):
         wire.observation_message("mandala", {"no_such_field": 1})
+
+
+def test_a_message_the_fast_conversion_does_not_handle_goes_to_json_format():
+    # A well-known type (and any message with floats, bytes, maps ...) is converted by
+    # json_format itself, so a future field of such a type reaches the bot all the same.
+    from google.protobuf import duration_pb2, struct_pb2
+
+    from arena.sdk.messages import message_to_dict
+    value = struct_pb2.Struct()
+    value.update({"name": "mandala", "seats": [1.0, 2.0]})
+    assert message_to_dict(value) == {"name": "mandala", "seats": [1.0, 2.0]}
+    assert message_to_dict(duration_pb2.Duration(seconds=3)) == "3s"

@@ -606,7 +606,14 @@ def test_honest_runtimes_start_threads_node_java_and_which(bot_dir):
 def test_the_bots_etc_holds_only_what_runtimes_read_and_its_own_user(bot_dir):
     status, log = run_bot(bot_dir, """
         import json, os
-        print(json.dumps({"etc": sorted(os.listdir("/etc")),
+        bound = {}
+        for name in ("ssl/certs", "alternatives"):
+            try:
+                open(f"/etc/{name}/arena-bot-was-here", "w")
+                bound[name] = "writable"
+            except OSError:
+                bound[name] = sorted(os.listdir(f"/etc/{name}"))
+        print(json.dumps({"etc": sorted(os.listdir("/etc")), "bound": bound,
                           "passwd": open("/etc/passwd").read(), "uid": os.getuid()}))
         """)
     assert status == 0, log
@@ -614,6 +621,9 @@ def test_the_bots_etc_holds_only_what_runtimes_read_and_its_own_user(bot_dir):
     assert {"ld.so.cache", "passwd", "group", "nsswitch.conf"} <= set(seen["etc"])
     assert not {"shadow", "hostname", "ssh", "sudoers"} & set(seen["etc"])
     assert f":{seen['uid']}:" in seen["passwd"]
+    # The certificates and the alternatives are the host's own, bound read-only.
+    for name, listing in seen["bound"].items():
+        assert listing == sorted(os.listdir(f"/etc/{name}")), name
 
 
 @needs_memory_cgroup

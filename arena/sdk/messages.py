@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 _PLAIN = {FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SFIXED32,
@@ -26,6 +25,8 @@ _WELL_KNOWN_PREFIX = "google.protobuf."
 def message_to_dict(message) -> dict:
     converter = _converter(message.DESCRIPTOR)
     if converter is None:
+        # imported here: it costs a bot ~10 ms at start-up, and no arena message needs it
+        from google.protobuf import json_format
         return json_format.MessageToDict(message, preserving_proto_field_name=True,
                                          always_print_fields_with_no_presence=True)
     return converter(message)
