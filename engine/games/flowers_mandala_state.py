@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from itertools import permutations
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from engine.core import (CHANCE, EngineError, GameNotOverError, IllegalMoveError, State,
                          ranks_from_keys)
@@ -20,6 +20,7 @@ from engine.shuffle import shuffle
 
 if TYPE_CHECKING:
     from engine.games.flowers_mandala import FlowersMandala
+    from engine.games.flowers_mandala_start import Deal
 
 
 # Here, not in flowers_mandala_rules: CPython 3.11 compiles `NAME.get(...)` on an imported NAME
@@ -53,8 +54,17 @@ def _plays_for_hand(counts: tuple[int, ...]) -> tuple[str, ...]:
 class FlowersMandalaState(State):
     """A position. Hands and mandala sides are counts per colour index (see COLOURS)."""
 
+    # Slots: a playout reads and writes these all the time, and an instance dict of this
+    # many keys is a plain dict (the interpreter's faster shared layout stops at 30).
+    __slots__ = ("game", "players", "options", "deal", "_setup", "up_to_4", "hands",
+                 "hand_totals", "known", "deck", "discard", "discard_total", "dark", "light",
+                 "centres", "present", "up", "down", "cards_on", "up_on", "claims", "singles",
+                 "flowers", "left_game", "turn", "active", "passes", "draw_left", "stack_out",
+                 "third_flower", "ending", "end_candidates", "end_queue", "pending", "phase",
+                 "mover")
+
     game: FlowersMandala
-    # Set by from_setup and from_view (see there for what each holds).
+    # Set by blank and by flowers_mandala_start (see there for what each holds).
     up_to_4: bool
     hands: list[list[int]]               # [seat][colour]
     hand_totals: list[int]
@@ -87,35 +97,24 @@ class FlowersMandalaState(State):
     phase: str
     mover: int | str | None
 
+    deal: Deal | None
+    """A seeded match's deal as drawn: the setup is written from it when first asked for."""
+    _setup: dict[str, Any] | None
+
     @classmethod
-    def from_setup(cls, game: FlowersMandala, players: int, options: dict[str, Any],
-                   setup: Mapping[str, Any], *, fresh: bool = False) -> "FlowersMandalaState":
-        """The start of a match from a setup; `fresh`: a deal just made that nobody else
-        holds, kept as it is instead of copied."""
+    def blank(cls, game: FlowersMandala, players: int,
+              options: dict[str, Any]) -> "FlowersMandalaState":
+        """A state before its cards and tiles are dealt (engine/games/flowers_mandala_start.py
+        deals them): nothing played, taken or pending."""
         state = cls.__new__(cls)
         state.game = game
         state.players = players
         state.options = dict(options)
-        state.setup = dict(setup) if fresh else {
-            key: [list(item) if isinstance(item, list) else item for item in setup[key]]
-            for key in setup}
+        state.deal = state._setup = None
         state.up_to_4 = options["draw_rule"] == "up-to-4"
-        state.hands = []
-        for hand in setup["hands"]:
-            counts = [0] * len(COLOURS)
-            for card in hand:
-                counts[COLOUR_INDEX[card]] += 1
-            state.hands.append(counts)
-        state.hand_totals = [len(hand) for hand in setup["hands"]]
         state.known = [[0] * len(COLOURS) for _ in range(players)]
-        state.deck = [COLOUR_INDEX[card] for card in reversed(setup["deck"])]  # top at the end
         state.discard = [0] * len(COLOURS)
         state.discard_total = 0
-        state.dark = list(reversed(setup["dark"]))  # top at the end
-        state.light = list(reversed(setup["light"]))
-        centres: list[list[str]] = [list(pair) for pair in setup["centres"]]
-        state.centres = list(centres)
-        state.present = [colour_bits(pair) for pair in centres]
         state.up = [[[0] * len(COLOURS) for _ in range(players)] for _ in range(MANDALAS)]
         state.down = [[[0] * len(COLOURS) for _ in range(players)] for _ in range(MANDALAS)]
         state.cards_on = [[0] * players for _ in range(MANDALAS)]
@@ -138,74 +137,23 @@ class FlowersMandalaState(State):
         state.mover = 0
         return state
 
-    @classmethod
-    def from_view(cls, game: FlowersMandala, options: dict[str, Any], view: Mapping[str, Any],
-                  hands: list[list[str]], deck: list[str],
-                  stacks: list[list[str]]) -> "FlowersMandalaState":
-        """The state an observation shows, with every hand, the deck (top last) and the tile
-        stacks (top last) given. Only decisions of a seat are views: no chance is pending."""
-        def counts(cards: list[str]) -> list[int]:
-            result = [0] * len(COLOURS)
-            for card in cards:
-                result[COLOUR_INDEX[card]] += 1
-            return result
+    @property
+    def setup(self) -> dict[str, Any]:
+        """The starting deal in the setup form of docs/notation.md."""
+        if self._setup is None:
+            assert self.deal is not None, "a state is made with a setup or a deal"
+            self._setup = self.deal.as_setup(self.players)
+        return self._setup
 
-        players = view["players"]
-        state = cls.__new__(cls)
-        state.game = game
-        state.players = players
-        state.options = dict(options)
-        state.setup = {}                    # a determinised state has no starting deal
-        state.up_to_4 = options["draw_rule"] == "up-to-4"
-        state.hands = [counts(hand) for hand in hands]
-        state.hand_totals = [len(hand) for hand in hands]
-        state.known = [counts(known["cards"]) for known in view["known_hands"]]
-        state.deck = [COLOUR_INDEX[card] for card in deck]
-        state.discard = counts(view["discard"])
-        state.discard_total = len(view["discard"])
-        state.dark, state.light = (list(stack) for stack in stacks)
-        mandalas = view["mandalas"]
-        state.centres = [[m["dark_tile"], m["light_tile"]] if m["dark_tile"] else None
-                         for m in mandalas]
-        state.present = [sum(1 << COLOUR_INDEX[c] for c in m["present"]) for m in mandalas]
-        state.up = [[counts(side["face_up"]) for side in m["sides"]] for m in mandalas]
-        state.down = [[counts(side["face_down"]) for side in m["sides"]] for m in mandalas]
-        state.cards_on = [[len(side["face_up"]) + len(side["face_down"]) for side in m["sides"]]
-                          for m in mandalas]
-        state.up_on = [[len(side["face_up"]) for side in m["sides"]] for m in mandalas]
-        state.claims = [m["claim"] for m in mandalas]
-        state.singles = [list(t["singles"]) for t in view["tableaus"]]
-        state.flowers = [[tuple(f["tiles"]) for f in t["flowers"]] for t in view["tableaus"]]
-        state.left_game = list(view["left_game"])
-        state.turn = view["turn"]
-        state.passes = view["passes"]
-        state.draw_left = 0
-        # A decision never falls in a turn whose end is already due: a stack running out or a
-        # third flower ends the game at the end of the turn that caused it.
-        state.stack_out = state.third_flower = False
-        state.end_candidates = []
-        state.end_queue = list(view["end_order"])
-        phase = view["decision"]
-        destroying = view["destroying"]
-        if phase == TILE:
-            # A tile choice in play follows a completed mandala; at the end, mandalas are
-            # destroyed as they stand, never complete (completing one destroys it at once).
-            state.ending = bool(state.end_queue) or state.present[destroying] != ALL_COLOURS
-            state.active = destroying
-            state.pending = (destroying, view["to_move"], view["second"])
-        else:
-            state.ending = False
-            state.active = NO_SEAT
-            state.pending = (NO_SEAT, NO_SEAT, NO_SEAT)
-        state.phase = phase
-        state._set_phase(phase)
-        return state
+    @setup.setter
+    def setup(self, setup: dict[str, Any]) -> None:
+        self._setup = setup
 
     # -- whose decision ---------------------------------------------------------------------
     def to_move(self) -> int | str | None:
         return self.mover
 
-    def _set_phase(self, phase: str) -> None:
+    def set_phase(self, phase: str) -> None:
         self.phase = phase
         if phase == PLAY:
             self.mover = self.turn
@@ -243,7 +191,9 @@ class FlowersMandalaState(State):
             if move == "pass":
                 self._pass()
             else:
-                self._play(move)
+                # A play runs here and in _finish_turn, its whole turn in two calls: in a
+                # random playout a call per step cost as much as the steps.
+                self._finish_turn(self._play(move))
         elif phase == TILE:
             if move not in ("tile dark", "tile light"):
                 mandala, holder, _ = self.pending
@@ -257,7 +207,8 @@ class FlowersMandalaState(State):
         else:
             raise IllegalMoveError(move, "the game is over")
 
-    def _play(self, move: str) -> None:
+    def _play(self, move: str) -> int:
+        """Step 1 of the turn; returns the cards step 2 draws (before the hand limit)."""
         seat = self.turn
         try:
             mandala, colour, n = PLAY_MOVES[move]
@@ -288,12 +239,10 @@ class FlowersMandalaState(State):
         self.active = mandala
         self.passes = 0
         if n != 1:
-            self.draw_left = 0
-        elif self.up_to_4:
-            self.draw_left = UP_TO_4_DRAWS if total < HAND_LIMIT else 0
-        else:
-            self.draw_left = TWO_DRAWS
-        self._finish_turn()
+            return 0
+        if self.up_to_4:
+            return UP_TO_4_DRAWS if total < HAND_LIMIT else 0
+        return TWO_DRAWS
 
     def _pass(self) -> None:
         seat = self.turn
@@ -306,11 +255,22 @@ class FlowersMandalaState(State):
             self.turn = (seat + 1) % self.players
             self.mover = self.turn
 
-    def _finish_turn(self) -> None:
-        """Steps 2 to 4 of the turn and its end; pauses at a reshuffle or a tile choice."""
-        if self.draw_left and not self._draw():
-            return
+    def _finish_turn(self, draws: int) -> None:
+        """Steps 2 to 4 of the turn and its end, `draws` cards still to draw in step 2;
+        pauses at a reshuffle or a tile choice."""
         mandala, seat = self.active, self.turn
+        if draws:
+            hand, total, deck = self.hands[seat], self.hand_totals[seat], self.deck
+            wanted = min(draws, HAND_LIMIT - total) if self.up_to_4 else draws
+            if 0 < wanted <= len(deck):
+                # The deck holds them all: no reshuffle can come in between.
+                for _ in range(wanted):
+                    hand[deck.pop()] += 1
+                self.hand_totals[seat] = total + wanted
+            else:
+                self.draw_left = draws
+                if not self._draw():
+                    return
         # Step 3: strictly more cards than every other player with a face-up card there.
         up_on = self.up_on[mandala]
         if up_on[seat] and self.claims[mandala] != seat:
@@ -324,7 +284,10 @@ class FlowersMandalaState(State):
         if self.present[mandala] == ALL_COLOURS:
             if self._begin_destruction(mandala, completer=seat):
                 return
-        self._end_turn()
+        if self.stack_out or self.third_flower:
+            self._end_turn()
+        else:                   # the phase is PLAY
+            self.turn = self.mover = (seat + 1) % self.players
 
     def _draw(self) -> bool:
         """Draws what is left of step 2; False when paused for a reshuffle chance move."""
@@ -339,7 +302,7 @@ class FlowersMandalaState(State):
                 if self.discard_total:
                     self.hand_totals[seat] = total
                     self.draw_left = left
-                    self._set_phase(DECK)
+                    self.set_phase(DECK)
                     return False
                 break   # deck and discard pile both empty: stop drawing
             hand[deck.pop()] += 1
@@ -365,8 +328,8 @@ class FlowersMandalaState(State):
         self.deck = [COLOUR_INDEX[card] for card in reversed(parts[1:])]
         self.discard = [0] * len(COLOURS)
         self.discard_total = 0
-        self._set_phase(PLAY)
-        self._finish_turn()
+        self.set_phase(PLAY)
+        self._finish_turn(self.draw_left)
 
     def _end_turn(self) -> None:
         if self.stack_out or self.third_flower:
@@ -391,7 +354,7 @@ class FlowersMandalaState(State):
             self._finish_destruction(mandala, (holder,))
             return False
         self.pending = (mandala, holder, second)
-        self._set_phase(TILE)
+        self.set_phase(TILE)
         return True
 
     def _tiles(self, mandala: int) -> list[str]:
@@ -486,7 +449,7 @@ class FlowersMandalaState(State):
     # -- the end ------------------------------------------------------------------------------
     def _begin_end(self, mandalas: list[int]) -> None:
         self.end_candidates = mandalas
-        self._set_phase(ORDER)
+        self.set_phase(ORDER)
 
     def _order(self, move: str) -> None:
         if move not in self.legal_moves():
@@ -502,7 +465,7 @@ class FlowersMandalaState(State):
         while self.end_queue:
             if self._begin_destruction(self.end_queue.pop(0), completer=None):
                 return
-        self._set_phase(OVER)
+        self.set_phase(OVER)
 
     # -- chance ---------------------------------------------------------------------------------
     def sample_chance(self, rng: random.Random) -> str:
@@ -545,7 +508,8 @@ class FlowersMandalaState(State):
     # -- copies and text --------------------------------------------------------------------
     def clone(self) -> "FlowersMandalaState":
         other = FlowersMandalaState.__new__(FlowersMandalaState)
-        other.__dict__.update(self.__dict__)
+        for name in _SHARED_BY_CLONES:
+            setattr(other, name, getattr(self, name))
         other.options = dict(self.options)
         other.hands = [list(hand) for hand in self.hands]
         other.hand_totals = list(self.hand_totals)
@@ -573,3 +537,10 @@ class FlowersMandalaState(State):
 
     def render_result(self) -> str:
         return render_result(self)
+
+
+_SHARED_BY_CLONES = ("game", "players", "deal", "_setup", "up_to_4", "discard_total", "turn",
+                     "active", "passes", "draw_left", "stack_out", "third_flower", "ending",
+                     "pending", "phase", "mover")
+"""What a clone shares with its state: values never changed in place (the deal, the setup
+once written, numbers, flags, tuples, strings)."""
