@@ -4,15 +4,16 @@ and the text in flowers_mandala_view.py)."""
 from __future__ import annotations
 
 import random
-from itertools import permutations
+from itertools import permutations, repeat
 from typing import TYPE_CHECKING, Any
 
 from engine.core import (CHANCE, EngineError, GameNotOverError, IllegalMoveError, State,
                          ranks_from_keys)
-from engine.games.flowers_mandala_rules import (ALL_COLOURS, COLOUR_INDEX, COLOURS, DECK,
-                                                FLOWERS_TO_END, HAND_LIMIT, MANDALAS, NO_SEAT,
-                                                ORDER, OVER, PLAY, PLAY_LISTS, PLAY_MOVES, TILE,
-                                                TWO_DRAWS, UP_TO_4_DRAWS, card_text,
+from engine.games.flowers_mandala_rules import (ALL_COLOURS, COLOUR_CODES, COLOUR_INDEX,
+                                                COLOURS, DECK, FLOWERS_TO_END, HAND_LIMIT,
+                                                MANDALAS, NO_SEAT, ORDER, OVER, PLAY,
+                                                PLAY_LISTS, PLAY_MOVES, TILE, TWO_DRAWS,
+                                                UP_TO_4_DRAWS, card_list, card_text,
                                                 colour_bits, extend_play_lists, flower_points,
                                                 parse_play, single_points, tile_colour)
 from engine.games.flowers_mandala_view import render_position, render_result, seat_view
@@ -49,6 +50,15 @@ def _plays_for_hand(counts: tuple[int, ...]) -> tuple[str, ...]:
         PLAYS_BY_HAND.clear()
     PLAYS_BY_HAND[counts] = result = tuple(moves)
     return result
+
+
+NO_CARDS = (0,) * len(COLOURS)
+"""The colour counts of no cards."""
+
+
+def _copies(row: tuple[Any, ...], count: int) -> list[list[Any]]:
+    """`count` lists, each a copy of row."""
+    return list(map(list, repeat(row, count)))
 
 
 class FlowersMandalaState(State):
@@ -112,16 +122,17 @@ class FlowersMandalaState(State):
         state.options = dict(options)
         state.deal = state._setup = None
         state.up_to_4 = options["draw_rule"] == "up-to-4"
-        state.known = [[0] * len(COLOURS) for _ in range(players)]
+        # Rows made by copying, not by comprehensions: every seeded match starts here.
+        state.known = _copies(NO_CARDS, players)
         state.discard = [0] * len(COLOURS)
         state.discard_total = 0
-        state.up = [[[0] * len(COLOURS) for _ in range(players)] for _ in range(MANDALAS)]
-        state.down = [[[0] * len(COLOURS) for _ in range(players)] for _ in range(MANDALAS)]
-        state.cards_on = [[0] * players for _ in range(MANDALAS)]
-        state.up_on = [[0] * players for _ in range(MANDALAS)]
+        state.up = [_copies(NO_CARDS, players) for _ in range(MANDALAS)]
+        state.down = [_copies(NO_CARDS, players) for _ in range(MANDALAS)]
+        state.cards_on = _copies((0,) * players, MANDALAS)
+        state.up_on = _copies((0,) * players, MANDALAS)
         state.claims = [NO_SEAT] * MANDALAS
-        state.singles = [[] for _ in range(players)]
-        state.flowers = [[] for _ in range(players)]
+        state.singles = _copies((), players)
+        state.flowers = _copies((), players)
         state.left_game = []      # tiles of mandalas destroyed with no claim holder
         state.turn = 0
         state.active = NO_SEAT    # the mandala played on this turn
@@ -313,19 +324,19 @@ class FlowersMandalaState(State):
         return True
 
     def _reshuffle(self, move: str) -> None:
-        parts = move.split(" ")
-        if parts[0] != "deck":
+        cards = move.split(" ")
+        if cards[0] != "deck":
             raise IllegalMoveError(move, "a reshuffle is pending: expected 'deck' and an "
                                          "ordering of the discard pile")
-        if not all(card in COLOUR_INDEX for card in parts[1:]):
+        del cards[0]
+        counts = [cards.count(name) for name in COLOURS]
+        if sum(counts) != len(cards):       # some word is not a colour
             raise IllegalMoveError(move, "not a list of card colours after 'deck'")
-        counts = [0] * len(COLOURS)
-        for card in parts[1:]:
-            counts[COLOUR_INDEX[card]] += 1
         if counts != self.discard:
             raise IllegalMoveError(move, "the new deck must be an ordering of the discard pile "
                                          f"({card_text(self.discard)})")
-        self.deck = [COLOUR_INDEX[card] for card in reversed(parts[1:])]
+        cards.reverse()                     # top at the end
+        self.deck = list(map(COLOUR_INDEX.__getitem__, cards))
         self.discard = [0] * len(COLOURS)
         self.discard_total = 0
         self.set_phase(PLAY)
@@ -399,10 +410,10 @@ class FlowersMandalaState(State):
 
     def _take_tile(self, seat: int, tile: str) -> None:
         """Nobody refuses a tile; two unpaired tiles of one colour pair at once into a flower."""
-        colour = tile_colour(tile)
+        same_colour = tile_colour(tile) + ":"     # a tile is COLOUR:VALUE
         singles = self.singles[seat]
         for index, single in enumerate(singles):
-            if tile_colour(single) == colour:
+            if single.startswith(same_colour):
                 del singles[index]
                 self.flowers[seat].append(tuple(sorted((single, tile))))
                 if len(self.flowers[seat]) >= FLOWERS_TO_END:
@@ -425,7 +436,7 @@ class FlowersMandalaState(State):
             else:
                 pile, known = self.hands[seat], self.known[seat]
                 self.hand_totals[seat] += count
-            for colour in range(len(COLOURS)):
+            for colour in COLOUR_CODES:
                 moved = up[colour] + down[colour]
                 if moved:
                     pile[colour] += moved
@@ -470,8 +481,7 @@ class FlowersMandalaState(State):
     # -- chance ---------------------------------------------------------------------------------
     def sample_chance(self, rng: random.Random) -> str:
         if self.phase == DECK:
-            cards = [COLOURS[colour] for colour in range(len(COLOURS))
-                     for _ in range(self.discard[colour])]
+            cards = card_list(self.discard)
             shuffle(cards, rng)         # rng.shuffle's order and draws, faster
             return "deck " + " ".join(cards)
         if self.phase == ORDER:
