@@ -197,30 +197,15 @@ class FlowersMandalaState(State):
 
     # -- applying moves -----------------------------------------------------------------------
     def apply(self, move: str) -> None:
-        phase = self.phase
-        if phase == PLAY:
-            if move == "pass":
-                self._pass()
-            else:
-                # A play runs here and in _finish_turn, its whole turn in two calls: in a
-                # random playout a call per step cost as much as the steps.
-                self._finish_turn(self._play(move))
-        elif phase == TILE:
-            if move not in ("tile dark", "tile light"):
-                mandala, holder, _ = self.pending
-                raise IllegalMoveError(move, f"seat {holder} must choose a tile of mandala "
-                                             f"{mandala}: 'tile dark' or 'tile light'")
-            self._choose_tile(move == "tile dark")
-        elif phase == DECK:
-            self._reshuffle(move)
-        elif phase == ORDER:
-            self._order(move)
-        else:
-            raise IllegalMoveError(move, "the game is over")
-
-    def _play(self, move: str) -> int:
-        """Step 1 of the turn; returns the cards step 2 draws (before the hand limit)."""
+        if self.phase != PLAY:
+            self._apply_other(move)
+            return
         seat = self.turn
+        if move == "pass":
+            self._pass()
+            return
+        # Step 1 of a play, here: a play runs its whole turn in this method and _finish_turn
+        # (in a random playout a call per step cost as much as the steps).
         try:
             mandala, colour, n = PLAY_MOVES[move]
         except (KeyError, TypeError):
@@ -250,10 +235,27 @@ class FlowersMandalaState(State):
         self.active = mandala
         self.passes = 0
         if n != 1:
-            return 0
-        if self.up_to_4:
-            return UP_TO_4_DRAWS if total < HAND_LIMIT else 0
-        return TWO_DRAWS
+            self._finish_turn(0)
+        elif self.up_to_4:
+            self._finish_turn(UP_TO_4_DRAWS if total < HAND_LIMIT else 0)
+        else:
+            self._finish_turn(TWO_DRAWS)
+
+    def _apply_other(self, move: str) -> None:
+        """apply in the phases other than PLAY."""
+        phase = self.phase
+        if phase == TILE:
+            if move not in ("tile dark", "tile light"):
+                mandala, holder, _ = self.pending
+                raise IllegalMoveError(move, f"seat {holder} must choose a tile of mandala "
+                                             f"{mandala}: 'tile dark' or 'tile light'")
+            self._choose_tile(move == "tile dark")
+        elif phase == DECK:
+            self._reshuffle(move)
+        elif phase == ORDER:
+            self._order(move)
+        else:
+            raise IllegalMoveError(move, "the game is over")
 
     def _pass(self) -> None:
         seat = self.turn
