@@ -52,7 +52,8 @@ _HANDS: dict[int, HandFacts] = {}
 """Hand -> mandala_rules.hand_facts(hand), as hands come up (there are 3003)."""
 
 # Move text -> (kind, mandala, colour, count, the colour's cards in a hand as a mask and the
-# least the hand must hold, the cards as a hand and as another pile, the colour's bit): parsing
+# least the hand must hold, the cards as a hand and as another pile (a take: one card of the
+# colour as another pile), the colour's bit): parsing
 # is one dictionary look-up, in the table of the moves the phase plays (_TURN while players
 # take turns, _TAKING while a mandala is destroyed, none once over). A move it does not list
 # is refused (MandalaState._refusal says why). Moves of more cards than a hand holds (8) are
