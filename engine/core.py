@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar, Mapping, Sequence
 
 CHANCE = "chance"
@@ -133,11 +134,25 @@ class Game(ABC):
     def resolve_options(self, options: Mapping[str, Any] | None, players: int) -> dict[str, Any]:
         """All options with defaults filled in; raises InvalidOptionError or PlayerCountError."""
         self.check_players(players)
+        if not options:
+            # Most matches play the defaults (every random playout does): they are checked
+            # once per player count, then copied.
+            checked = self._checked_defaults.get(players)
+            if checked is None:
+                checked = {opt.key: opt.default for opt in self.options}
+                self.check_options(checked, players)
+                self._checked_defaults[players] = checked
+            return dict(checked)
         resolved = {opt.key: opt.default for opt in self.options}
         for key, value in (options or {}).items():
             resolved[key] = self.option(key).check(value)
         self.check_options(resolved, players)
         return resolved
+
+    @cached_property
+    def _checked_defaults(self) -> dict[int, dict[str, Any]]:
+        """Player count -> the default options, checked for that count (resolve_options)."""
+        return {}
 
     def non_default_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The options that differ from their defaults: what a record stores."""

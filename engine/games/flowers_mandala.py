@@ -65,8 +65,8 @@ from engine.core import Game, InvalidOptionError, InvalidSetupError, Option
 from engine.games.flowers_mandala_rules import (COLOURS, DARK_COLOURS, LIGHT_COLOURS, MANDALAS,
                                                 all_tiles, flower_points, parse_tile_values,
                                                 single_points, tile_colour, tile_value)
+from engine.games.flowers_mandala_start import dealt_state, draw_deal, from_setup, from_view
 from engine.games.flowers_mandala_state import FlowersMandalaState
-from engine.shuffle import shuffle
 
 # What strategies and tests import from here (the game's one public module).
 __all__ = ["COLOURS", "DARK_COLOURS", "LIGHT_COLOURS", "FlowersMandala", "FlowersMandalaState",
@@ -117,30 +117,19 @@ class FlowersMandala(Game):
 
     def deal(self, players: int, options: dict[str, Any],
              rng: random.Random) -> dict[str, Any]:
-        cards = [colour for colour in COLOURS for _ in range(options["cards_per_colour"])]
-        shuffle(cards, rng)             # rng.shuffle's order and draws, faster
-        size = options["hand_size"]
-        hands = [sorted(cards[seat * size:(seat + 1) * size]) for seat in range(players)]
-        values = parse_tile_values(options["tile_values"])
-        dark = all_tiles(DARK_COLOURS, values)
-        light = all_tiles(LIGHT_COLOURS, values)
-        shuffle(dark, rng)
-        shuffle(light, rng)
-        return {"hands": hands, "deck": cards[players * size:],
-                "centres": [[dark[m], light[m]] for m in range(MANDALAS)],
-                "dark": dark[MANDALAS:], "light": light[MANDALAS:]}
+        return draw_deal(options, rng).as_setup(players)
 
     def start(self, players: int, options: dict[str, Any],
               setup: Mapping[str, Any]) -> "FlowersMandalaState":
         _check_setup(players, options, setup)
-        return FlowersMandalaState.from_setup(self, players, options, setup)
+        return from_setup(self, players, options, setup)
 
     def start_dealt(self, players: int, options: dict[str, Any],
                     rng: random.Random) -> "FlowersMandalaState":
         # Every seeded match starts here: the deal just made is legal, so unlike start it
-        # goes to the state unchecked (_check_setup counts every card and tile again).
-        return FlowersMandalaState.from_setup(self, players, options,
-                                              self.deal(players, options, rng), fresh=True)
+        # goes to the state unchecked (_check_setup counts every card and tile again), and
+        # as it was drawn (flowers_mandala_start writes the setup only when asked for).
+        return dealt_state(self, players, options, rng)
 
     def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
                     options: Mapping[str, Any] | None = None,
@@ -197,7 +186,7 @@ class FlowersMandala(Game):
                                         "do not leave the tile stacks' sizes")
             rng.shuffle(tiles)
             stacks.append(tiles)                # top at the end, as the state keeps them
-        return FlowersMandalaState.from_view(self, resolved, observation, hands, pool, stacks)
+        return from_view(self, resolved, observation, hands, pool, stacks)
 
 
 def _check_setup(players: int, options: dict[str, Any], setup: Mapping[str, Any]) -> None:

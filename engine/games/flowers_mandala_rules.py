@@ -7,6 +7,7 @@ from engine.core import IllegalMoveError, InvalidOptionError
 COLOURS = ("green", "grey", "orange", "purple", "red", "yellow")
 """Card and tile colours in alphabetical order; a colour's index stands for it internally."""
 COLOUR_INDEX = {name: index for index, name in enumerate(COLOURS)}
+COLOUR_CODES = range(len(COLOURS))
 DARK_COLOURS = ("grey", "purple", "red")
 LIGHT_COLOURS = ("green", "orange", "yellow")
 MANDALAS = 3
@@ -117,13 +118,16 @@ def all_tiles(colours: tuple[str, ...], values: list[str]) -> list[str]:
 def colour_bits(tiles: list[str]) -> int:
     bits = 0
     for tile in tiles:
-        bits |= 1 << COLOUR_INDEX[tile_colour(tile)]
+        bits |= 1 << COLOUR_INDEX[tile.partition(":")[0]]     # tile_colour(tile)
     return bits
 
 
 def card_list(counts: list[int]) -> list[str]:
     """Colour counts as a sorted list of card names."""
-    return [COLOURS[c] for c in range(len(COLOURS)) for _ in range(counts[c])]
+    cards: list[str] = []
+    for name, count in zip(COLOURS, counts):
+        cards += [name] * count
+    return cards
 
 
 def card_text(counts: list[int]) -> str:

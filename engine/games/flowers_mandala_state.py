@@ -4,15 +4,16 @@ and the text in flowers_mandala_view.py)."""
 from __future__ import annotations
 
 import random
-from itertools import permutations
-from typing import TYPE_CHECKING, Any, Mapping
+from itertools import permutations, repeat
+from typing import TYPE_CHECKING, Any
 
 from engine.core import (CHANCE, EngineError, GameNotOverError, IllegalMoveError, State,
                          ranks_from_keys)
-from engine.games.flowers_mandala_rules import (ALL_COLOURS, COLOUR_INDEX, COLOURS, DECK,
-                                                FLOWERS_TO_END, HAND_LIMIT, MANDALAS, NO_SEAT,
-                                                ORDER, OVER, PLAY, PLAY_LISTS, PLAY_MOVES, TILE,
-                                                TWO_DRAWS, UP_TO_4_DRAWS, card_text,
+from engine.games.flowers_mandala_rules import (ALL_COLOURS, COLOUR_CODES, COLOUR_INDEX,
+                                                COLOURS, DECK, FLOWERS_TO_END, HAND_LIMIT,
+                                                MANDALAS, NO_SEAT, ORDER, OVER, PLAY,
+                                                PLAY_LISTS, PLAY_MOVES, TILE, TWO_DRAWS,
+                                                UP_TO_4_DRAWS, card_list, card_text,
                                                 colour_bits, extend_play_lists, flower_points,
                                                 parse_play, single_points, tile_colour)
 from engine.games.flowers_mandala_view import render_position, render_result, seat_view
@@ -20,6 +21,7 @@ from engine.shuffle import shuffle
 
 if TYPE_CHECKING:
     from engine.games.flowers_mandala import FlowersMandala
+    from engine.games.flowers_mandala_start import Deal
 
 
 # Here, not in flowers_mandala_rules: CPython 3.11 compiles `NAME.get(...)` on an imported NAME
@@ -50,11 +52,29 @@ def _plays_for_hand(counts: tuple[int, ...]) -> tuple[str, ...]:
     return result
 
 
+NO_CARDS = (0,) * len(COLOURS)
+"""The colour counts of no cards."""
+
+
+def _copies(row: tuple[Any, ...], count: int) -> list[list[Any]]:
+    """`count` lists, each a copy of row."""
+    return list(map(list, repeat(row, count)))
+
+
 class FlowersMandalaState(State):
     """A position. Hands and mandala sides are counts per colour index (see COLOURS)."""
 
+    # Slots: a playout reads and writes these all the time, and an instance dict of this
+    # many keys is a plain dict (the interpreter's faster shared layout stops at 30).
+    __slots__ = ("game", "players", "options", "deal", "_setup", "up_to_4", "hands",
+                 "hand_totals", "known", "deck", "discard", "discard_total", "dark", "light",
+                 "centres", "present", "up", "down", "cards_on", "up_on", "claims", "singles",
+                 "flowers", "left_game", "turn", "active", "passes", "draw_left", "stack_out",
+                 "third_flower", "ending", "end_candidates", "end_queue", "pending", "phase",
+                 "mover")
+
     game: FlowersMandala
-    # Set by from_setup and from_view (see there for what each holds).
+    # Set by blank and by flowers_mandala_start (see there for what each holds).
     up_to_4: bool
     hands: list[list[int]]               # [seat][colour]
     hand_totals: list[int]
@@ -87,42 +107,32 @@ class FlowersMandalaState(State):
     phase: str
     mover: int | str | None
 
+    deal: Deal | None
+    """A seeded match's deal as drawn: the setup is written from it when first asked for."""
+    _setup: dict[str, Any] | None
+
     @classmethod
-    def from_setup(cls, game: FlowersMandala, players: int, options: dict[str, Any],
-                   setup: Mapping[str, Any], *, fresh: bool = False) -> "FlowersMandalaState":
-        """The start of a match from a setup; `fresh`: a deal just made that nobody else
-        holds, kept as it is instead of copied."""
+    def blank(cls, game: FlowersMandala, players: int,
+              options: dict[str, Any]) -> "FlowersMandalaState":
+        """A state before its cards and tiles are dealt (engine/games/flowers_mandala_start.py
+        deals them): nothing played, taken or pending."""
         state = cls.__new__(cls)
         state.game = game
         state.players = players
         state.options = dict(options)
-        state.setup = dict(setup) if fresh else {
-            key: [list(item) if isinstance(item, list) else item for item in setup[key]]
-            for key in setup}
+        state.deal = state._setup = None
         state.up_to_4 = options["draw_rule"] == "up-to-4"
-        state.hands = []
-        for hand in setup["hands"]:
-            counts = [0] * len(COLOURS)
-            for card in hand:
-                counts[COLOUR_INDEX[card]] += 1
-            state.hands.append(counts)
-        state.hand_totals = [len(hand) for hand in setup["hands"]]
-        state.known = [[0] * len(COLOURS) for _ in range(players)]
-        state.deck = [COLOUR_INDEX[card] for card in reversed(setup["deck"])]  # top at the end
+        # Rows made by copying, not by comprehensions: every seeded match starts here.
+        state.known = _copies(NO_CARDS, players)
         state.discard = [0] * len(COLOURS)
         state.discard_total = 0
-        state.dark = list(reversed(setup["dark"]))  # top at the end
-        state.light = list(reversed(setup["light"]))
-        centres: list[list[str]] = [list(pair) for pair in setup["centres"]]
-        state.centres = list(centres)
-        state.present = [colour_bits(pair) for pair in centres]
-        state.up = [[[0] * len(COLOURS) for _ in range(players)] for _ in range(MANDALAS)]
-        state.down = [[[0] * len(COLOURS) for _ in range(players)] for _ in range(MANDALAS)]
-        state.cards_on = [[0] * players for _ in range(MANDALAS)]
-        state.up_on = [[0] * players for _ in range(MANDALAS)]
+        state.up = [_copies(NO_CARDS, players) for _ in range(MANDALAS)]
+        state.down = [_copies(NO_CARDS, players) for _ in range(MANDALAS)]
+        state.cards_on = _copies((0,) * players, MANDALAS)
+        state.up_on = _copies((0,) * players, MANDALAS)
         state.claims = [NO_SEAT] * MANDALAS
-        state.singles = [[] for _ in range(players)]
-        state.flowers = [[] for _ in range(players)]
+        state.singles = _copies((), players)
+        state.flowers = _copies((), players)
         state.left_game = []      # tiles of mandalas destroyed with no claim holder
         state.turn = 0
         state.active = NO_SEAT    # the mandala played on this turn
@@ -138,74 +148,23 @@ class FlowersMandalaState(State):
         state.mover = 0
         return state
 
-    @classmethod
-    def from_view(cls, game: FlowersMandala, options: dict[str, Any], view: Mapping[str, Any],
-                  hands: list[list[str]], deck: list[str],
-                  stacks: list[list[str]]) -> "FlowersMandalaState":
-        """The state an observation shows, with every hand, the deck (top last) and the tile
-        stacks (top last) given. Only decisions of a seat are views: no chance is pending."""
-        def counts(cards: list[str]) -> list[int]:
-            result = [0] * len(COLOURS)
-            for card in cards:
-                result[COLOUR_INDEX[card]] += 1
-            return result
+    @property
+    def setup(self) -> dict[str, Any]:
+        """The starting deal in the setup form of docs/notation.md."""
+        if self._setup is None:
+            assert self.deal is not None, "a state is made with a setup or a deal"
+            self._setup = self.deal.as_setup(self.players)
+        return self._setup
 
-        players = view["players"]
-        state = cls.__new__(cls)
-        state.game = game
-        state.players = players
-        state.options = dict(options)
-        state.setup = {}                    # a determinised state has no starting deal
-        state.up_to_4 = options["draw_rule"] == "up-to-4"
-        state.hands = [counts(hand) for hand in hands]
-        state.hand_totals = [len(hand) for hand in hands]
-        state.known = [counts(known["cards"]) for known in view["known_hands"]]
-        state.deck = [COLOUR_INDEX[card] for card in deck]
-        state.discard = counts(view["discard"])
-        state.discard_total = len(view["discard"])
-        state.dark, state.light = (list(stack) for stack in stacks)
-        mandalas = view["mandalas"]
-        state.centres = [[m["dark_tile"], m["light_tile"]] if m["dark_tile"] else None
-                         for m in mandalas]
-        state.present = [sum(1 << COLOUR_INDEX[c] for c in m["present"]) for m in mandalas]
-        state.up = [[counts(side["face_up"]) for side in m["sides"]] for m in mandalas]
-        state.down = [[counts(side["face_down"]) for side in m["sides"]] for m in mandalas]
-        state.cards_on = [[len(side["face_up"]) + len(side["face_down"]) for side in m["sides"]]
-                          for m in mandalas]
-        state.up_on = [[len(side["face_up"]) for side in m["sides"]] for m in mandalas]
-        state.claims = [m["claim"] for m in mandalas]
-        state.singles = [list(t["singles"]) for t in view["tableaus"]]
-        state.flowers = [[tuple(f["tiles"]) for f in t["flowers"]] for t in view["tableaus"]]
-        state.left_game = list(view["left_game"])
-        state.turn = view["turn"]
-        state.passes = view["passes"]
-        state.draw_left = 0
-        # A decision never falls in a turn whose end is already due: a stack running out or a
-        # third flower ends the game at the end of the turn that caused it.
-        state.stack_out = state.third_flower = False
-        state.end_candidates = []
-        state.end_queue = list(view["end_order"])
-        phase = view["decision"]
-        destroying = view["destroying"]
-        if phase == TILE:
-            # A tile choice in play follows a completed mandala; at the end, mandalas are
-            # destroyed as they stand, never complete (completing one destroys it at once).
-            state.ending = bool(state.end_queue) or state.present[destroying] != ALL_COLOURS
-            state.active = destroying
-            state.pending = (destroying, view["to_move"], view["second"])
-        else:
-            state.ending = False
-            state.active = NO_SEAT
-            state.pending = (NO_SEAT, NO_SEAT, NO_SEAT)
-        state.phase = phase
-        state._set_phase(phase)
-        return state
+    @setup.setter
+    def setup(self, setup: dict[str, Any]) -> None:
+        self._setup = setup
 
     # -- whose decision ---------------------------------------------------------------------
     def to_move(self) -> int | str | None:
         return self.mover
 
-    def _set_phase(self, phase: str) -> None:
+    def set_phase(self, phase: str) -> None:
         self.phase = phase
         if phase == PLAY:
             self.mover = self.turn
@@ -238,27 +197,15 @@ class FlowersMandalaState(State):
 
     # -- applying moves -----------------------------------------------------------------------
     def apply(self, move: str) -> None:
-        phase = self.phase
-        if phase == PLAY:
-            if move == "pass":
-                self._pass()
-            else:
-                self._play(move)
-        elif phase == TILE:
-            if move not in ("tile dark", "tile light"):
-                mandala, holder, _ = self.pending
-                raise IllegalMoveError(move, f"seat {holder} must choose a tile of mandala "
-                                             f"{mandala}: 'tile dark' or 'tile light'")
-            self._choose_tile(move == "tile dark")
-        elif phase == DECK:
-            self._reshuffle(move)
-        elif phase == ORDER:
-            self._order(move)
-        else:
-            raise IllegalMoveError(move, "the game is over")
-
-    def _play(self, move: str) -> None:
+        if self.phase != PLAY:
+            self._apply_other(move)
+            return
         seat = self.turn
+        if move == "pass":
+            self._pass()
+            return
+        # Step 1 of a play, here: a play runs its whole turn in this method and _finish_turn
+        # (in a random playout a call per step cost as much as the steps).
         try:
             mandala, colour, n = PLAY_MOVES[move]
         except (KeyError, TypeError):
@@ -288,12 +235,27 @@ class FlowersMandalaState(State):
         self.active = mandala
         self.passes = 0
         if n != 1:
-            self.draw_left = 0
+            self._finish_turn(0)
         elif self.up_to_4:
-            self.draw_left = UP_TO_4_DRAWS if total < HAND_LIMIT else 0
+            self._finish_turn(UP_TO_4_DRAWS if total < HAND_LIMIT else 0)
         else:
-            self.draw_left = TWO_DRAWS
-        self._finish_turn()
+            self._finish_turn(TWO_DRAWS)
+
+    def _apply_other(self, move: str) -> None:
+        """apply in the phases other than PLAY."""
+        phase = self.phase
+        if phase == TILE:
+            if move not in ("tile dark", "tile light"):
+                mandala, holder, _ = self.pending
+                raise IllegalMoveError(move, f"seat {holder} must choose a tile of mandala "
+                                             f"{mandala}: 'tile dark' or 'tile light'")
+            self._choose_tile(move == "tile dark")
+        elif phase == DECK:
+            self._reshuffle(move)
+        elif phase == ORDER:
+            self._order(move)
+        else:
+            raise IllegalMoveError(move, "the game is over")
 
     def _pass(self) -> None:
         seat = self.turn
@@ -306,11 +268,22 @@ class FlowersMandalaState(State):
             self.turn = (seat + 1) % self.players
             self.mover = self.turn
 
-    def _finish_turn(self) -> None:
-        """Steps 2 to 4 of the turn and its end; pauses at a reshuffle or a tile choice."""
-        if self.draw_left and not self._draw():
-            return
+    def _finish_turn(self, draws: int) -> None:
+        """Steps 2 to 4 of the turn and its end, `draws` cards still to draw in step 2;
+        pauses at a reshuffle or a tile choice."""
         mandala, seat = self.active, self.turn
+        if draws:
+            hand, total, deck = self.hands[seat], self.hand_totals[seat], self.deck
+            wanted = min(draws, HAND_LIMIT - total) if self.up_to_4 else draws
+            if 0 < wanted <= len(deck):
+                # The deck holds them all: no reshuffle can come in between.
+                for _ in range(wanted):
+                    hand[deck.pop()] += 1
+                self.hand_totals[seat] = total + wanted
+            else:
+                self.draw_left = draws
+                if not self._draw():
+                    return
         # Step 3: strictly more cards than every other player with a face-up card there.
         up_on = self.up_on[mandala]
         if up_on[seat] and self.claims[mandala] != seat:
@@ -324,7 +297,10 @@ class FlowersMandalaState(State):
         if self.present[mandala] == ALL_COLOURS:
             if self._begin_destruction(mandala, completer=seat):
                 return
-        self._end_turn()
+        if self.stack_out or self.third_flower:
+            self._end_turn()
+        else:                   # the phase is PLAY
+            self.turn = self.mover = (seat + 1) % self.players
 
     def _draw(self) -> bool:
         """Draws what is left of step 2; False when paused for a reshuffle chance move."""
@@ -339,7 +315,7 @@ class FlowersMandalaState(State):
                 if self.discard_total:
                     self.hand_totals[seat] = total
                     self.draw_left = left
-                    self._set_phase(DECK)
+                    self.set_phase(DECK)
                     return False
                 break   # deck and discard pile both empty: stop drawing
             hand[deck.pop()] += 1
@@ -350,23 +326,23 @@ class FlowersMandalaState(State):
         return True
 
     def _reshuffle(self, move: str) -> None:
-        parts = move.split(" ")
-        if parts[0] != "deck":
+        cards = move.split(" ")
+        if cards[0] != "deck":
             raise IllegalMoveError(move, "a reshuffle is pending: expected 'deck' and an "
                                          "ordering of the discard pile")
-        if not all(card in COLOUR_INDEX for card in parts[1:]):
+        del cards[0]
+        counts = [cards.count(name) for name in COLOURS]
+        if sum(counts) != len(cards):       # some word is not a colour
             raise IllegalMoveError(move, "not a list of card colours after 'deck'")
-        counts = [0] * len(COLOURS)
-        for card in parts[1:]:
-            counts[COLOUR_INDEX[card]] += 1
         if counts != self.discard:
             raise IllegalMoveError(move, "the new deck must be an ordering of the discard pile "
                                          f"({card_text(self.discard)})")
-        self.deck = [COLOUR_INDEX[card] for card in reversed(parts[1:])]
+        cards.reverse()                     # top at the end
+        self.deck = list(map(COLOUR_INDEX.__getitem__, cards))
         self.discard = [0] * len(COLOURS)
         self.discard_total = 0
-        self._set_phase(PLAY)
-        self._finish_turn()
+        self.set_phase(PLAY)
+        self._finish_turn(self.draw_left)
 
     def _end_turn(self) -> None:
         if self.stack_out or self.third_flower:
@@ -391,7 +367,7 @@ class FlowersMandalaState(State):
             self._finish_destruction(mandala, (holder,))
             return False
         self.pending = (mandala, holder, second)
-        self._set_phase(TILE)
+        self.set_phase(TILE)
         return True
 
     def _tiles(self, mandala: int) -> list[str]:
@@ -436,10 +412,10 @@ class FlowersMandalaState(State):
 
     def _take_tile(self, seat: int, tile: str) -> None:
         """Nobody refuses a tile; two unpaired tiles of one colour pair at once into a flower."""
-        colour = tile_colour(tile)
+        same_colour = tile_colour(tile) + ":"     # a tile is COLOUR:VALUE
         singles = self.singles[seat]
         for index, single in enumerate(singles):
-            if tile_colour(single) == colour:
+            if single.startswith(same_colour):
                 del singles[index]
                 self.flowers[seat].append(tuple(sorted((single, tile))))
                 if len(self.flowers[seat]) >= FLOWERS_TO_END:
@@ -462,7 +438,7 @@ class FlowersMandalaState(State):
             else:
                 pile, known = self.hands[seat], self.known[seat]
                 self.hand_totals[seat] += count
-            for colour in range(len(COLOURS)):
+            for colour in COLOUR_CODES:
                 moved = up[colour] + down[colour]
                 if moved:
                     pile[colour] += moved
@@ -486,7 +462,7 @@ class FlowersMandalaState(State):
     # -- the end ------------------------------------------------------------------------------
     def _begin_end(self, mandalas: list[int]) -> None:
         self.end_candidates = mandalas
-        self._set_phase(ORDER)
+        self.set_phase(ORDER)
 
     def _order(self, move: str) -> None:
         if move not in self.legal_moves():
@@ -502,13 +478,12 @@ class FlowersMandalaState(State):
         while self.end_queue:
             if self._begin_destruction(self.end_queue.pop(0), completer=None):
                 return
-        self._set_phase(OVER)
+        self.set_phase(OVER)
 
     # -- chance ---------------------------------------------------------------------------------
     def sample_chance(self, rng: random.Random) -> str:
         if self.phase == DECK:
-            cards = [COLOURS[colour] for colour in range(len(COLOURS))
-                     for _ in range(self.discard[colour])]
+            cards = card_list(self.discard)
             shuffle(cards, rng)         # rng.shuffle's order and draws, faster
             return "deck " + " ".join(cards)
         if self.phase == ORDER:
@@ -545,7 +520,8 @@ class FlowersMandalaState(State):
     # -- copies and text --------------------------------------------------------------------
     def clone(self) -> "FlowersMandalaState":
         other = FlowersMandalaState.__new__(FlowersMandalaState)
-        other.__dict__.update(self.__dict__)
+        for name in _SHARED_BY_CLONES:
+            setattr(other, name, getattr(self, name))
         other.options = dict(self.options)
         other.hands = [list(hand) for hand in self.hands]
         other.hand_totals = list(self.hand_totals)
@@ -573,3 +549,10 @@ class FlowersMandalaState(State):
 
     def render_result(self) -> str:
         return render_result(self)
+
+
+_SHARED_BY_CLONES = ("game", "players", "deal", "_setup", "up_to_4", "discard_total", "turn",
+                     "active", "passes", "draw_left", "stack_out", "third_flower", "ending",
+                     "pending", "phase", "mover")
+"""What a clone shares with its state: values never changed in place (the deal, the setup
+once written, numbers, flags, tuples, strings)."""

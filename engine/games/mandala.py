@@ -52,7 +52,8 @@ _HANDS: dict[int, HandFacts] = {}
 """Hand -> mandala_rules.hand_facts(hand), as hands come up (there are 3003)."""
 
 # Move text -> (kind, mandala, colour, count, the colour's cards in a hand as a mask and the
-# least the hand must hold, the cards as a hand and as another pile, the colour's bit): parsing
+# least the hand must hold, the cards as a hand and as another pile (a take: one card of the
+# colour as another pile), the colour's bit): parsing
 # is one dictionary look-up, in the table of the moves the phase plays (_TURN while players
 # take turns, _TAKING while a mandala is destroyed, none once over). A move it does not list
 # is refused (MandalaState._refusal says why). Moves of more cards than a hand holds (8) are
@@ -65,7 +66,7 @@ _TAKING: dict[str, _Action] = {}
 _OVER: dict[str, _Action] = {}
 _PARSE_MORE: dict[str, _Action] = {}
 for _c in SIX:
-    _TAKING[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, 0, 1 << _c)
+    _TAKING[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, PILE_UNIT[_c], 1 << _c)
     _mask = 15 << HAND_SHIFT[_c]
     for _m in MANDALAS:
         _TURN[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1, _mask, 1 << HAND_SHIFT[_c],
@@ -270,11 +271,11 @@ class MandalaState(State):
 
     # -- legal moves ---------------------------------------------------------------------------
     def legal_moves(self) -> list[str]:
-        seat = self._to_move
-        if seat is None:
-            return []
-        if self._destroying >= 0:
+        if self._actions is not _TURN:      # over, or a mandala being destroyed
+            if self._to_move is None:
+                return []
             return TAKE_BY_MASK[self._mountain_mask[self._destroying]][:]
+        seat: int = self._to_move           # type: ignore[assignment]  # a turn has a seat
         hand = self._hands[seat]
         if not hand:
             return [PASS]
@@ -287,8 +288,9 @@ class MandalaState(State):
         # for the mountain: in neither field of M.
         other = 1 - seat
         on0, on1 = self._field_mask
-        refused0 = self._mountain_mask[0] | on0[other]
-        refused1 = self._mountain_mask[1] | on1[other]
+        mountain0_mask, mountain1_mask = self._mountain_mask
+        refused0 = mountain0_mask | on0[other]
+        refused1 = mountain1_mask | on1[other]
         # Kinds, mandalas, colours and counts come in code-point order.
         return [*discards, *low0[refused0], *high0[refused0], *low1[refused1],
                 *high1[refused1], *mountain0[on0[2]], *mountain1[on1[2]]]
@@ -303,10 +305,35 @@ class MandalaState(State):
             raise self._refusal(move) from None
         seat: int = self._to_move           # type: ignore[assignment]  # a phase with moves
         if kind >= _TAKE_KIND:
-            if kind == _TAKE_KIND:
-                self._take(seat, c, bit)
-            else:
+            if kind == _PASS_KIND:
                 self._pass(seat)
+                return
+            # Take: every card of the colour on the mountain of the mandala destroyed.
+            m = self._destroying
+            count = self._mountain[m] >> PILE_SHIFT[c] & 31
+            if not count:
+                raise IllegalMoveError(TAKE[c], f"no {COLOURS[c]} card is left on the "
+                                                f"mountain of mandala {m}")
+            cards *= count
+            self._mountain[m] -= cards
+            left = self._mountain_mask[m] ^ bit
+            self._mountain_mask[m] = left
+            slot = self._slot[seat]
+            if slot[c]:
+                self._taken[seat] += cards
+            else:
+                river = self._river[seat]
+                river.append(c)                 # the lowest free slot
+                slot[c] = len(river)
+                self._taken[seat] += cards - PILE_UNIT[c]
+                if len(river) == RIVER_SLOTS:
+                    # The game ends at once: nothing more is taken, discarded or refilled.
+                    self._finish(END_RIVER)
+                    return
+            if left:
+                self._to_move = 1 - seat
+            else:
+                self._refill(m)
             return
         hands = self._hands
         hand = hands[seat]
@@ -398,30 +425,9 @@ class MandalaState(State):
         self._completer = completer
         self._to_move = completer if mine > theirs else 1 - completer
 
-    def _take(self, seat: int, c: int, bit: int) -> None:
-        m = self._destroying
-        count = self._mountain[m] >> PILE_SHIFT[c] & 31
-        if not count:
-            raise IllegalMoveError(TAKE[c], f"no {COLOURS[c]} card is left on the mountain "
-                                             f"of mandala {m}")
-        cards = count * PILE_UNIT[c]
-        self._mountain[m] -= cards
-        self._mountain_mask[m] ^= bit
-        slot = self._slot[seat]
-        if slot[c]:
-            self._taken[seat] += cards
-        else:
-            river = self._river[seat]
-            river.append(c)                 # the lowest free slot
-            slot[c] = len(river)
-            self._taken[seat] += cards - PILE_UNIT[c]
-            if len(river) == RIVER_SLOTS:
-                # The game ends at once: nothing more is taken, discarded or refilled.
-                self._finish(END_RIVER)
-                return
-        if self._mountain_mask[m]:
-            self._to_move = 1 - seat
-            return
+    def _refill(self, m: int) -> None:
+        """The end of a destruction, its mountain empty: the fields go to the discard pile,
+        two cards from the deck make the new mountain."""
         field = self._field[m]
         self._discard += field[0] + field[1]
         field[0] = field[1] = 0
