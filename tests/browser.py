@@ -40,11 +40,23 @@ def sign_in(browser, service, author: str) -> None:
 
 
 def settled(browser, condition):
-    """Waits for `condition` on the page a click leads to (the old page's elements go stale)."""
-    from selenium.common.exceptions import StaleElementReferenceException
+    """Waits for `condition` on the page a click leads to. The old page's elements go away
+    meanwhile: one found just before the new page replaces it is stale when it is read, which
+    Chromium reports as a stale element or, between two of its calls, as a node that "does not
+    belong to the document"; either way the wait tries again."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]
-                         ).until(condition)
+
+    def on_the_new_page(driver):
+        try:
+            return condition(driver)
+        except StaleElementReferenceException:
+            return False
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error.msg):
+                return False
+            raise
+    return WebDriverWait(browser, 30).until(on_the_new_page)
 
 
 @contextmanager

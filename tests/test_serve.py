@@ -24,6 +24,7 @@ import pytest
 
 from arena import sandbox
 from arena.serve.uploads import pack_folder
+from browser import settled
 from serving import SAMPLES, Service, arena, free_port, make_bot, random_player
 
 SUBMISSIONS_PER_HOUR = 8
@@ -78,17 +79,13 @@ def tar_of(entries: list[tarfile.TarInfo], contents: dict[str, bytes]) -> bytes:
 
 
 def sign_in(browser, service: Service, name: str) -> None:
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
     browser.get(service.url + "/login")
     browser.find_element(By.ID, "token").send_keys(service.tokens[name])
     browser.find_element(By.ID, "sign-in").click()
-    # The login page has a `.who` too: found just before the next page replaces it, it is
-    # stale by the time its text is read; the wait tries again.
-    WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda driver: f"signed in as {name}" in driver.find_element(By.CSS_SELECTOR,
-                                                                      ".who").text)
+    # The login page has a `.who` too, gone once the next page replaces it.
+    settled(browser, lambda driver: f"signed in as {name}"
+            in driver.find_element(By.CSS_SELECTOR, ".who").text)
 
 
 # -- the ladder ----------------------------------------------------------------------------------
@@ -376,9 +373,9 @@ def test_pages_in_chromium(service, browser):
     # The replay viewer of `arena replay`, stepping through the record in its frame.
     match_url = browser.current_url
     browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, "iframe.replay"))
-    WebDriverWait(browser, 30).until(   # the frame's document loads after the page's
-        lambda driver: driver.find_elements(By.ID, "ply-link")
-        and driver.find_element(By.ID, "ply-link").text == "ply 0")
+    settled(browser,   # the frame's document loads after the page's
+            lambda driver: driver.find_elements(By.ID, "ply-link")
+            and driver.find_element(By.ID, "ply-link").text == "ply 0")
     browser.find_element(By.ID, "next").click()
     WebDriverWait(browser, 10).until(
         lambda driver: driver.find_element(By.ID, "ply-link").text == "ply 1")

@@ -143,8 +143,6 @@ def shown_matches(browser) -> list[str]:
 @pytest.mark.slow
 def test_the_ladder_page_walks_to_the_first_match_by_its_older_links(service, browser):
     from selenium.webdriver.common.by import By
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(f"{service.url}/ladders/{LADDER}?limit=4")
     assert not browser.find_elements(By.CSS_SELECTOR, "a.newer")
@@ -152,8 +150,8 @@ def test_the_ladder_page_walks_to_the_first_match_by_its_older_links(service, br
     wait_for_a_new_match(service, len(service.stored_match_ids()))
     while links := browser.find_elements(By.CSS_SELECTOR, "a.older"):
         links[0].click()
-        WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]).until(
-            lambda driver: shown_matches(driver) and shown_matches(driver) != pages[-1])
+        settled(browser,
+                lambda driver: shown_matches(driver) and shown_matches(driver) != pages[-1])
         pages.append(shown_matches(browser))
     walked = [match for page in pages for match in page]
     assert len(walked) == len(set(walked)) >= PLAYED
@@ -161,8 +159,8 @@ def test_the_ladder_page_walks_to_the_first_match_by_its_older_links(service, br
     assert all(len(page) == 4 for page in pages[:-1])
     # The last page links back to newer matches, and only to those.
     browser.find_element(By.CSS_SELECTOR, "a.newer").click()
-    WebDriverWait(browser, 30, ignored_exceptions=[StaleElementReferenceException]).until(
-        lambda driver: shown_matches(driver) == pages[-2])
+    settled(browser,
+            lambda driver: shown_matches(driver) == pages[-2])
 
 
 # -- export -------------------------------------------------------------------------------------

@@ -1,8 +1,13 @@
-"""Sleeps argv[1] seconds before it connects to the arena, then plays the first legal move."""
+"""Sleeps argv[1] seconds before it connects to the arena, then plays the first legal move.
+It sleeps before it imports anything: all its start-up is the sleep, so on a loaded machine
+the arena cannot mistake it for a bot kept off the CPU (its imports would wait for one)."""
 import sys
 import time
 
-from arena.sdk import Bot
+if __name__ == "__main__":
+    time.sleep(float(sys.argv[1]))
+
+from arena.sdk import Bot  # noqa: E402
 
 
 class SlowStart(Bot):
@@ -13,5 +18,4 @@ class SlowStart(Bot):
 
 
 if __name__ == "__main__":
-    time.sleep(float(sys.argv[1]))
     SlowStart().run()
