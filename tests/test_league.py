@@ -411,17 +411,23 @@ def test_any_executor_can_play_the_matches_of_a_league(tmp_path):
 
 
 def test_bench_league_compares_the_best_runs_with_the_targets():
-    # The figures of real runs are the benchmark's business; here only how they are judged.
-    runs = [[Figure(1, 240, 24.0, 1.0, 0), Figure(1, 240, 20.0, 1.0, 0)],
-            [Figure(2, 240, 13.0, 1.2, 0), Figure(2, 240, 11.0, 1.2, 0)]]
+    # The figures of real runs are the benchmark's business; here only how they are judged:
+    # the target against the default lone worker, beside the speed-up over a pinned one.
+    runs = [[Figure(1, False, 240, 24.0, 1.0, 0), Figure(1, False, 240, 20.0, 1.0, 0)],
+            [Figure(1, True, 240, 16.0, 1.0, 0), Figure(1, True, 240, 15.0, 1.0, 0)],
+            [Figure(2, True, 240, 13.0, 1.2, 0), Figure(2, True, 240, 11.0, 1.2, 0)]]
     text = render((runs, "2 x random + 2 x greedy"))
     rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["1"], ["2"])]
-    assert [(row[0], float(row[4])) for row in rows] == [("1", 10.0), ("1", 12.0),
-                                                         ("2", 18.5), ("2", 21.8)]
+    assert [(row[0], row[1], float(row[5])) for row in rows] == [
+        ("1", "no", 10.0), ("1", "no", 12.0), ("1", "yes", 15.0), ("1", "yes", 16.0),
+        ("2", "yes", 18.5), ("2", "yes", 21.8)]
     assert "best runs: 12.0 matches/s with 1 worker, 21.8 with 2 (target >= 10: met)" in text
     assert "1.82x best to best" in text and "(target >= 1.8x: met)" in text
-    slow = render(([[Figure(1, 240, 24.0, 1.0, 0)], [Figure(2, 240, 20.0, 1.0, 0)]], "x"))
+    assert "over 1 worker pinned to a core (16.0 matches/s), as each of the 2 is: 1.36x" in text
+    slow = render(([[Figure(1, False, 240, 24.0, 1.0, 0)], [Figure(1, False, 240, 24.0, 1.0, 0)],
+                    [Figure(2, False, 240, 20.0, 1.0, 0)]], "x"))
     assert "(target >= 10: met)" in slow and "(target >= 1.8x: NOT met)" in slow
+    assert "pinned to a core" not in slow   # one core: nothing was pinned
     refused = arena("bench", "league", "--repeats", 0, check=False)
     assert refused.returncode == 2 and "--repeats must be at least 1" in refused.stderr
 

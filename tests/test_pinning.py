@@ -19,6 +19,7 @@ from arena.league.workers import ProcessPool, pinned_cpus
 
 ROOT = Path(__file__).resolve().parent.parent
 PINNED = ROOT / "tests" / "league_bots" / "pinned"
+ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 CPUS = sorted(os.sched_getaffinity(0))
 two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
 
@@ -37,37 +38,83 @@ def test_workers_are_pinned_only_when_they_fill_every_core_of_a_sandboxed_league
     assert pinned_cpus(1, plan()) is None   # one worker never fills two cores; one core: moot
 
 
-@pytest.mark.sandbox
-@two_cpus
-def test_each_worker_and_its_bots_run_on_a_core_of_their_own(tmp_path):
+def test_a_lone_worker_is_pinned_only_when_asked():
+    # `arena bench league` measures a lone worker pinned beside the default one.
+    if len(CPUS) > 1:
+        assert pinned_cpus(1, plan(), always=True) == CPUS
+        assert pinned_cpus(1, plan(sandbox=False), always=True) is None
+    else:
+        assert pinned_cpus(1, plan(), always=True) is None   # one core: nothing to choose
+
+
+def pinned_bots(folder: Path) -> list[str]:
+    """Three bots that log their CPUs, and whether they could widen them (see PINNED)."""
     bots = []
     for name in ("pa", "pb", "pc"):
-        folder = tmp_path / "bots" / name
-        folder.mkdir(parents=True)
+        bot = folder / name
+        bot.mkdir(parents=True)
         for file in ("bot.py", "bot.toml"):
             text = (PINNED / file).read_text()
-            (folder / file).write_text(text.replace('name = "pinned"', f'name = "{name}"'))
-        bots.append(str(folder))
-    config = LeagueConfig(game="mandala", bots=tuple(bots), deals=2, seed=3,
-                          time_control={"move_time": 2.0})
-    with open_league(tmp_path / "league", config, name="pinning") as league:
-        played = run(league, ProcessPool(len(CPUS)))
-    assert played == 12
+            (bot / file).write_text(text.replace('name = "pinned"', f'name = "{name}"'))
+        bots.append(str(bot))
+    return bots
+
+
+def cores_of_workers(logs: Path, cpus_each: int = 1) -> list[str]:
+    """The CPUs each worker's bots reported, asserting they were `cpus_each` and that the bots
+    could not widen them."""
     reports = collections.defaultdict(set)   # worker pid -> the bots' reports
-    for log in (tmp_path / "league" / "logs").glob("*.log"):
+    for log in logs.glob("*.log"):
         for worker, before, after, widened in re.findall(
                 r"^(\d+)\.\d+\| pinned: cpus (\[[\d, ]*\]) then (\[[\d, ]*\]), (.*)$",
                 log.read_text(), re.MULTILINE):
             reports[worker].add((before, after, widened))
     assert reports, "no bot reported its CPUs"
-    cores_of_workers = []
+    cores = []
     for worker, seen in reports.items():
         assert len(seen) == 1, f"worker {worker}'s bots saw {seen}"
         before, after, widened = seen.pop()
         assert before == after and widened == "refused 1"   # EPERM: it stays where it is
-        cores_of_workers.append(before)
-        assert len(json.loads(before)) == 1
-    assert len(set(cores_of_workers)) == len(cores_of_workers)   # no two workers share one
+        assert len(json.loads(before)) == cpus_each
+        cores.append(before)
+    return cores
+
+
+@pytest.mark.sandbox
+@two_cpus
+def test_each_worker_and_its_bots_run_on_a_core_of_their_own(tmp_path):
+    config = LeagueConfig(game="mandala", bots=tuple(pinned_bots(tmp_path / "bots")), deals=2,
+                          seed=3, time_control={"move_time": 2.0})
+    with open_league(tmp_path / "league", config, name="pinning") as league:
+        played = run(league, ProcessPool(len(CPUS)))
+    assert played == 12
+    cores = cores_of_workers(tmp_path / "league" / "logs")
+    assert len(set(cores)) == len(cores)   # no two workers share one
+
+
+@pytest.mark.sandbox
+@two_cpus
+@pytest.mark.parametrize("pin, cpus_each", [(True, 1), (False, len(CPUS))],
+                         ids=["--pin", "control: not pinned"])
+def test_a_lone_worker_and_its_bots_keep_to_one_core_with_pin(tmp_path, pin, cpus_each):
+    done = subprocess.run(
+        ARENA + ["league", "run", "--game", "mandala",
+         *(arg for bot in pinned_bots(tmp_path / "bots") for arg in ("--bot", bot)),
+         "--deals", "1", "--seed", "3", "--move-time", "2", "--workers", "1",
+         *(["--pin"] if pin else []), "--skip-check", "--quiet", "--out", str(tmp_path / "league")],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert len(cores_of_workers(tmp_path / "league" / "logs", cpus_each)) == 1   # one worker
+
+
+def test_pin_with_ray_is_refused_in_one_line():
+    done = subprocess.run(ARENA + ["league", "run", "--game", "mandala",
+                           "--bot", "random", "--bot", "greedy", "--executor", "ray", "--pin"],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "arena: error: --pin applies to local workers: drop it, or use --executor local"]
 
 
 _COUNT = """

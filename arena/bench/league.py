@@ -4,8 +4,13 @@ The bots are the sample bots, sandboxed, two copies each of `random` and `greedy
 other names (the league needs distinct names). Each run is a whole fresh league (worker
 start-up, bot start-up, every database commit), timed from the first worker's start to the
 last commit; the same league seed on all, so all play the same matches. The runs alternate,
-1 worker then 2, three times: the best of each is compared (other work on the machine only
-ever slows a run).
+1 worker, 1 worker pinned to a core, 2 workers, three times: the best of each is compared
+(other work on the machine only ever slows a run).
+
+2 workers on 2 cores are pinned, one core each (`arena.league.workers.pinned_cpus`); a lone
+worker is not, by default. The target compares 2 workers with the default lone worker; the
+speed-up over a lone worker pinned as each of the two is shows what the second worker adds
+by itself, without what pinning alone buys on this machine.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from arena import hostload
 from arena.errors import ArenaError
 from arena.league.lifecycle import open_league, run
 from arena.league.config import LeagueConfig
@@ -32,6 +38,8 @@ TARGET_RATE = 10.0   # matches per second with 2 workers
 @dataclass(frozen=True)
 class Figure:
     workers: int
+    pinned: bool
+    """Each worker and its bots kept on a core of its own."""
     matches: int
     seconds: float
     first_match: float
@@ -65,32 +73,38 @@ def _bot_copies(where: Path) -> tuple[list[Path], str]:
     return folders, " + ".join(f"{kinds.count(kind)} x {kind}" for kind in dict.fromkeys(kinds))
 
 
-def _play_once(folder: Path, config: LeagueConfig, workers: int) -> Figure:
+CONFIGURATIONS = ((1, False), (1, True), (2, False))
+"""(workers, pinned even when they leave a core free) of each run, in turn."""
+
+
+def _play_once(folder: Path, config: LeagueConfig, workers: int, pin: bool) -> Figure:
     finished: list[tuple[float, Outcome]] = []
+    cores = len(hostload.cpus())
+    pinned = cores > 1 and (pin or workers >= cores)
     with open_league(folder, config, name="bench") as league:
         started = time.monotonic()
-        played = run(league, ProcessPool(workers),
+        played = run(league, ProcessPool(workers, pin=pin),
                      on_match=lambda outcome: finished.append((time.monotonic(), outcome)))
         seconds = time.monotonic() - started
     forfeits = sum(outcome.forfeit_seat is not None for _, outcome in finished)
-    return Figure(workers, played, seconds, finished[0][0] - started, forfeits)
+    return Figure(workers, pinned, played, seconds, finished[0][0] - started, forfeits)
 
 
 def measure(deals: int = 20, move_time: float = 1.0, repeats: int = 3,
             seed: int = 1) -> tuple[list[list[Figure]], str]:
-    """Plays the league `repeats` times with 1 and with 2 workers, alternating (so load from
-    other work falls on both alike); returns the figures per run and the bots used."""
+    """Plays the league `repeats` times in each of CONFIGURATIONS, alternating (so load from
+    other work falls on all alike); returns the figures per configuration and the bots."""
     if repeats < 1:
         raise ArenaError(f"--repeats must be at least 1, not {repeats}")
-    runs: list[list[Figure]] = [[], []]
+    runs: list[list[Figure]] = [[] for _ in CONFIGURATIONS]
     with tempfile.TemporaryDirectory(prefix="arena-bench-league-") as temp:
         folders, bots = _bot_copies(Path(temp))
         config = LeagueConfig(game="mandala", bots=tuple(map(str, folders)), deals=deals,
                               seed=seed, time_control={"move_time": move_time})
         for repeat in range(repeats):
-            for index, workers in enumerate((1, 2)):
-                runs[index].append(_play_once(Path(temp) / f"league-{workers}-{repeat}",
-                                              config, workers))
+            for index, (workers, pin) in enumerate(CONFIGURATIONS):
+                runs[index].append(_play_once(Path(temp) / f"league-{index}-{repeat}",
+                                              config, workers, pin))
     return runs, bots
 
 
@@ -98,22 +112,28 @@ def render(measured: tuple[list[list[Figure]], str]) -> str:
     """A table of every run and a verdict on the best run of each (as timeit does: the
     fastest run is the one least disturbed by other work on the machine)."""
     runs, bots = measured
-    rows = [[f.workers, f.matches, f"{f.seconds:.2f}", f"{f.first_match:.2f}",
-             f"{f.rate:.1f}", f"{f.rate * 60:.0f}", f"{f.steady_rate:.1f}", f.forfeits]
+    rows = [[f.workers, "yes" if f.pinned else "no", f.matches, f"{f.seconds:.2f}",
+             f"{f.first_match:.2f}", f"{f.rate:.1f}", f"{f.rate * 60:.0f}",
+             f"{f.steady_rate:.1f}", f.forfeits]
             for figures in runs for f in figures]
-    table = tabulate(rows, headers=["workers", "matches", "seconds", "first match s",
+    table = tabulate(rows, headers=["workers", "pinned", "matches", "seconds", "first match s",
                                     "matches/s", "matches/min", "after start-up/s",
                                     "forfeits"])
-    one, two = (max(figures, key=lambda f: f.rate) for figures in runs)
+    one, one_pinned, two = (max(figures, key=lambda f: f.rate) for figures in runs)
     speedup = two.rate / one.rate
-    median_speedup = (sorted(f.rate for f in runs[1])[len(runs[1]) // 2]
-                      / sorted(f.rate for f in runs[0])[len(runs[0]) // 2])
+
+    def median(figures: list[Figure]) -> float:
+        return sorted(f.rate for f in figures)[len(figures) // 2]
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    pinning = (f"; over 1 worker pinned to a core ({one_pinned.rate:.1f} matches/s), as each "
+               f"of the 2 is: {two.rate / one_pinned.rate:.2f}x best to best"
+               if one_pinned.pinned else "")
     return (f"mandala league, 4 sandboxed sample bots ({bots}), 2 players; "
             f"{os.cpu_count()} cores, load average {load} (other work slows the runs)\n"
             f"{table}\n"
             f"best runs: {one.rate:.1f} matches/s with 1 worker, {two.rate:.1f} with 2 "
             f"(target >= {TARGET_RATE:g}: {'met' if two.rate >= TARGET_RATE else 'NOT met'})\n"
-            f"speed-up with 2 workers: {speedup:.2f}x best to best, {median_speedup:.2f}x "
-            f"median to median (target >= {TARGET_SPEEDUP}x: "
-            f"{'met' if speedup >= TARGET_SPEEDUP else 'NOT met'})")
+            f"speed-up with 2 workers: {speedup:.2f}x best to best, "
+            f"{median(runs[-1]) / median(runs[0]):.2f}x median to median (target >= "
+            f"{TARGET_SPEEDUP}x: {'met' if speedup >= TARGET_SPEEDUP else 'NOT met'})"
+            f"{pinning}")

@@ -64,7 +64,7 @@ def league() -> None:
 @run_options
 def run_command(config_path, bots, game, option_pairs, players, deals, seed, move_time, tc,
                 startup_time, gauntlet, tables, seating, name, out, unsafe_no_sandbox, workers,
-                executor, ray_address, fresh_bots, quiet, skip_check):
+                executor, ray_address, pin, fresh_bots, quiet, skip_check):
     """Run a new league and print its ladder."""
     settings = read_config_file(config_path) if config_path else {}
     flags = {"game": game, "players": players, "deals": deals, "seed": seed,
@@ -76,7 +76,7 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
     if "seed" not in settings:
         settings["seed"] = random_seed()
     config = config_from_settings(settings, option_pairs)
-    pool = executor_from(workers, executor, ray_address, quiet)
+    pool = executor_from(workers, executor, ray_address, quiet, pin=pin)
     if out is None:
         out = named_folder(settings.get("name") or (
             f"{config.game}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}"))
@@ -94,9 +94,10 @@ def run_command(config_path, bots, game, option_pairs, players, deals, seed, mov
 @league.command("resume")
 @click.argument("folder", type=click.Path(path_type=Path))
 @run_options
-def resume_command(folder, workers, executor, ray_address, fresh_bots, quiet, skip_check):
+def resume_command(folder, workers, executor, ray_address, pin, fresh_bots, quiet,
+                   skip_check):
     """Finish a stopped or killed league (results/NAME): plays only the missing matches."""
-    pool = executor_from(workers, executor, ray_address, quiet)
+    pool = executor_from(workers, executor, ray_address, quiet, pin=pin)
     with open_league(folder, check_bots=bot_checker(skip_check, quiet)) as opened:
         if not quiet:
             click.echo(f"league {folder}: {len(opened.missing())} of {len(opened.specs)} "
@@ -130,10 +131,12 @@ def _play(opened: League, pool: Executor, fresh_bots: bool, quiet: bool) -> None
 @click.option("--deals", type=int, default=20,
               help="Deals per league (default 20: 240 matches).")
 @click.option("--repeats", type=int, default=3,
-              help="Runs with each worker count, alternating (default 3).")
+              help="Runs of each configuration (1 worker, 1 pinned, 2), alternating "
+                   "(default 3).")
 @click.option("--move-time", type=float, default=1.0, help="Per-move limit in seconds.")
 def bench_league(deals, repeats, move_time):
-    """Matches per second of a 4-bot mandala league of sample bots, 1 worker vs 2."""
+    """Matches per second of a 4-bot mandala league of sample bots, 1 worker vs 2 (and vs 1
+    pinned to a core, as each of 2 workers on 2 cores is)."""
     from arena.bench.league import measure, render
     click.echo(render(measure(deals=deals, move_time=move_time, repeats=repeats)))
 

@@ -32,7 +32,7 @@ from arena.league.workers import Dispatcher
 @timing_options(" Only a new ladder's: a ladder's time control is fixed when it is made.")
 @click.option("--submissions-per-hour", type=click.IntRange(min=1), default=None,
               help="Most submissions an author may make in an hour (default 20).")
-def serve(data, host, port, ladders, workers, executor, ray_address, move_time, tc,
+def serve(data, host, port, ladders, workers, executor, ray_address, pin, move_time, tc,
           startup_time, submissions_per_hour) -> None:
     """Run a ladder service: authors submit bots, the ladders keep playing, a browser shows
     them (and a JSON API under /api/)."""
@@ -47,7 +47,7 @@ def serve(data, host, port, ladders, workers, executor, ray_address, move_time, 
     # None: an existing ladder keeps its stored time control, a new one gets the default.
     time_control = None if move_time is None and tc is None and startup_time is None \
         else TimeControl.from_cli(move_time, tc, startup_time).to_record()
-    executor, count = _executor(workers, executor, ray_address)
+    executor, count = _executor(workers, executor, ray_address, pin)
     options = service.ServeOptions(
         data=data, host=host, port=port, ladders=wanted, workers=count,
         time_control=time_control,
@@ -59,15 +59,16 @@ def serve(data, host, port, ladders, workers, executor, ray_address, move_time, 
         executor.close()   # if the service never started its match thread
 
 
-def _executor(workers: int | None, executor: str,
-              ray_address: str | None) -> tuple[Dispatcher, int]:
+def _executor(workers: int | None, executor: str, ray_address: str | None,
+              pin: bool) -> tuple[Dispatcher, int]:
     """The service's one executor, kept for its life (workers and bot pools live across
     batches), and how many matches it plays at once: never more than the machine's cores,
     or with Ray the cluster's CPUs (Ray joined or started here, once)."""
     if workers is not None and workers < 1:
         raise LeagueError(f"--workers must be at least 1, not {workers}")
     # No count asked of it: more --workers than cores is cut to the cores here, not refused.
-    pool = executor_from(None, executor, ray_address, quiet=False, keep=True, portable=True)
+    pool = executor_from(None, executor, ray_address, quiet=False, keep=True, portable=True,
+                         pin=pin)
     if executor == "ray":
         count = clamp_workers(workers, pool.cpus(), "(CPUs) in the Ray cluster")
     else:

@@ -50,7 +50,7 @@ from arena.stats import sprt
 @run_options
 def sprt_command(new, old, game, players, field, option_pairs, elo0, elo1, alpha, beta,
                  elo_model, max_pairs, seed, move_time, tc, startup_time, name,
-                 unsafe_no_sandbox, workers, executor, ray_address, fresh_bots, quiet,
+                 unsafe_no_sandbox, workers, executor, ray_address, pin, fresh_bots, quiet,
                  skip_check):
     """A/B test: play NEW against OLD on duplicate deal pairs (both seatings; with 3-4
     players every rotation, the field in the other seats) until the SPRT accepts H0 or H1."""
@@ -63,7 +63,7 @@ def sprt_command(new, old, game, players, field, option_pairs, elo0, elo1, alpha
             settings[key] = value
     config = config_from_settings(settings, option_pairs)
     hypotheses = Hypotheses(elo0, elo1, alpha, beta, elo_model, max_pairs)
-    pool = executor_from(workers, executor, ray_address, quiet)
+    pool = executor_from(workers, executor, ray_address, quiet, pin=pin)
     folder = default_folder(name, new, old)
     kind = ABTest(hypotheses, seed_given=seed is not None)
     # Like a league: everything checked, a broken bot refused, before the first pair.

@@ -440,11 +440,15 @@ def worker_main() -> None:
 class ProcessPool(Dispatcher):
     """Local worker processes, each with its own bot host; matches go to whichever is free."""
 
-    def __init__(self, workers: int, *, keep: bool = False):
+    def __init__(self, workers: int, *, keep: bool = False, pin: bool = False):
+        """`pin`: pin the workers of a sandboxed league even when they leave a core free
+        (`pinned_cpus`; `arena bench league` measures a lone worker pinned so)."""
         super().__init__(workers, keep=keep)
+        self.pin = pin
 
     def open(self, plan: RunPlan) -> tuple[Transport, int]:
-        return LocalTransport(plan, pinned_cpus(self.workers, plan)), self.workers
+        return LocalTransport(plan, pinned_cpus(self.workers, plan, always=self.pin)), \
+            self.workers
 
     def pids(self) -> list[int]:
         """The worker processes running now (a kept pool's, between runs too)."""
@@ -455,7 +459,7 @@ class ProcessPool(Dispatcher):
                 if process.poll() is None]
 
 
-def pinned_cpus(workers: int, plan: RunPlan) -> list[int] | None:
+def pinned_cpus(workers: int, plan: RunPlan, always: bool = False) -> list[int] | None:
     """The CPUs local workers are pinned to, one each in turn, or None to let them run anywhere.
 
     A decision wakes several threads in turn (the match's, gRPC's, the bot's); on one core
@@ -465,9 +469,12 @@ def pinned_cpus(workers: int, plan: RunPlan) -> list[int] | None:
     Only when the workers fill every core the arena may use: then none is left for the
     scheduler to move a match to, while a lone worker may meet other work on its core. Only
     with the sandbox: its bots (one core's quota each) cannot move off the core (seccomp),
-    and the host's load is then measured on that core alone (`hostload.pin`)."""
+    and the host's load is then measured on that core alone (`hostload.pin`). With `always`,
+    also when they leave cores free (worker i on the i-th core)."""
     cpus = sorted(hostload.cpus())
-    return cpus if plan.sandbox and workers >= len(cpus) > 1 else None
+    if not plan.sandbox or len(cpus) < 2:
+        return None
+    return cpus if always or workers >= len(cpus) else None
 
 
 class LocalTransport(Transport):
