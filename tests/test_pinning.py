@@ -80,6 +80,7 @@ def cores_of_workers(logs: Path, cpus_each: int = 1) -> list[str]:
     return cores
 
 
+@pytest.mark.slow   # a league: 3-4 s
 @pytest.mark.sandbox
 @two_cpus
 def test_each_worker_and_its_bots_run_on_a_core_of_their_own(tmp_path):
@@ -92,6 +93,7 @@ def test_each_worker_and_its_bots_run_on_a_core_of_their_own(tmp_path):
     assert len(set(cores)) == len(cores)   # no two workers share one
 
 
+@pytest.mark.slow   # a league each: 3 s
 @pytest.mark.sandbox
 @two_cpus
 @pytest.mark.parametrize("pin, cpus_each", [(True, 1), (False, len(CPUS))],
