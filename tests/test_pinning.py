@@ -24,27 +24,23 @@ CPUS = sorted(os.sched_getaffinity(0))
 two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
 
 
-def plan(sandbox: bool = True):
-    return type("Plan", (), {"sandbox": sandbox})()
-
-
 def test_workers_are_pinned_only_when_they_fill_every_core_of_a_sandboxed_league():
     cores = len(CPUS)
     if cores > 1:
-        assert pinned_cpus(cores, plan()) == CPUS
-        assert pinned_cpus(cores + 1, plan()) == CPUS
-        assert pinned_cpus(cores - 1, plan()) is None        # a core is left to others
-        assert pinned_cpus(cores, plan(sandbox=False)) is None   # bots could move off it
-    assert pinned_cpus(1, plan()) is None   # one worker never fills two cores; one core: moot
+        assert pinned_cpus(cores, sandbox=True) == CPUS
+        assert pinned_cpus(cores + 1, sandbox=True) == CPUS
+        assert pinned_cpus(cores - 1, sandbox=True) is None        # a core is left to others
+        assert pinned_cpus(cores, sandbox=False) is None   # bots could move off it
+    assert pinned_cpus(1, sandbox=True) is None   # one worker never fills two cores; one core: moot
 
 
 def test_a_lone_worker_is_pinned_only_when_asked():
     # `arena bench league` measures a lone worker pinned beside the default one.
     if len(CPUS) > 1:
-        assert pinned_cpus(1, plan(), always=True) == CPUS
-        assert pinned_cpus(1, plan(sandbox=False), always=True) is None
+        assert pinned_cpus(1, sandbox=True, always=True) == CPUS
+        assert pinned_cpus(1, sandbox=False, always=True) is None
     else:
-        assert pinned_cpus(1, plan(), always=True) is None   # one core: nothing to choose
+        assert pinned_cpus(1, sandbox=True, always=True) is None   # one core: nothing to choose
 
 
 def pinned_bots(folder: Path) -> list[str]:

@@ -23,12 +23,11 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from arena import hostload
 from arena.errors import ArenaError
 from arena.league.lifecycle import open_league, run
 from arena.league.config import LeagueConfig
 from arena.stats.ratings import Outcome
-from arena.league.workers import ProcessPool
+from arena.league.workers import ProcessPool, pinned_cpus
 from sample_bots import sample_bot
 
 TARGET_SPEEDUP = 1.8   # matches per second with 2 workers over those with 1
@@ -79,8 +78,7 @@ CONFIGURATIONS = ((1, False), (1, True), (2, False))
 
 def _play_once(folder: Path, config: LeagueConfig, workers: int, pin: bool) -> Figure:
     finished: list[tuple[float, Outcome]] = []
-    cores = len(hostload.cpus())
-    pinned = cores > 1 and (pin or workers >= cores)
+    pinned = pinned_cpus(workers, config.sandbox, always=pin) is not None
     with open_league(folder, config, name="bench") as league:
         started = time.monotonic()
         played = run(league, ProcessPool(workers, pin=pin),

@@ -447,7 +447,7 @@ class ProcessPool(Dispatcher):
         self.pin = pin
 
     def open(self, plan: RunPlan) -> tuple[Transport, int]:
-        return LocalTransport(plan, pinned_cpus(self.workers, plan, always=self.pin)), \
+        return LocalTransport(plan, pinned_cpus(self.workers, plan.sandbox, always=self.pin)), \
             self.workers
 
     def pids(self) -> list[int]:
@@ -459,7 +459,7 @@ class ProcessPool(Dispatcher):
                 if process.poll() is None]
 
 
-def pinned_cpus(workers: int, plan: RunPlan, always: bool = False) -> list[int] | None:
+def pinned_cpus(workers: int, sandbox: bool, always: bool = False) -> list[int] | None:
     """The CPUs local workers are pinned to, one each in turn, or None to let them run anywhere.
 
     A decision wakes several threads in turn (the match's, gRPC's, the bot's); on one core
@@ -472,7 +472,7 @@ def pinned_cpus(workers: int, plan: RunPlan, always: bool = False) -> list[int] 
     and the host's load is then measured on that core alone (`hostload.pin`). With `always`,
     also when they leave cores free (worker i on the i-th core)."""
     cpus = sorted(hostload.cpus())
-    if not plan.sandbox or len(cpus) < 2:
+    if not sandbox or len(cpus) < 2:
         return None
     return cpus if always or workers >= len(cpus) else None
 
