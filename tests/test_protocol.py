@@ -15,7 +15,7 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from arena.bench import grpc_floor
+from arena.bench import grpc_floor, threadcpu
 from arena.bot_errors import BotCrashed
 from arena.bots import BotHost, BotSpec
 from arena.cli import main
@@ -163,6 +163,15 @@ def test_bench_protocol_prints_the_paths_the_floors_the_patterns_and_the_ratio()
         assert measured[path]["bot_cpu_us"] is not None
     assert figures["fastest_floor"].endswith("(floor)")   # never a handoff pattern
     assert figures["arena_over_floor"] > 0 and figures["arena_over_pipe_json"] > 0
+    # By thread: every part that works on a decision is seen, and the parts add up to each
+    # side's whole, counted another way (the process's clock; the bot's cgroup).
+    by_thread = figures["arena_cpu_by_thread_us"]
+    for role in (threadcpu.ASKING, threadcpu.HANDLER, threadcpu.POLLER, threadcpu.BOT_MAIN):
+        assert by_thread[role] > 0, role
+    arena_side = sum(us for role, us in by_thread.items() if not role.startswith("bot"))
+    bot_side = sum(us for role, us in by_thread.items() if role.startswith("bot"))
+    assert arena_side == pytest.approx(measured["arena"]["arena_cpu_us"], rel=0.1)
+    assert bot_side == pytest.approx(measured["arena"]["bot_cpu_us"], rel=0.1)
 
 
 def test_the_working_pattern_computes_a_decision_s_work_on_both_ends_of_each_round_trip():

@@ -22,7 +22,7 @@ seed. Every path plays the same turns of TURN decisions back to back, the paths 
 in a rotating order, so each is timed alike (warm, in a run of decisions) and whatever else
 the machine does weighs on all. CPU per decision is counted on both sides: for the arena, the
 arena process's CPU (all its threads) and the bot's (its cgroup) over its turns; for a floor,
-each end's.
+each end's; the arena's also by thread (arena.bench.threadcpu), to show where it goes.
 """
 from __future__ import annotations
 
@@ -31,12 +31,13 @@ import random
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from arena.bench import grpc_floor
+from arena.bench import grpc_floor, threadcpu
 from arena.clock import SeatClock, TimeControl
 from arena.match import MatchInfo, StrategySeat
 from engine import registry
@@ -78,6 +79,14 @@ class Figure:
         return {"path": self.path, "decisions": self.decisions,
                 "median_us": round(self.median_us, 1), "p99_us": round(self.p99_us, 1),
                 "arena_cpu_us": cpu(self.arena_cpu_us), "bot_cpu_us": cpu(self.bot_cpu_us)}
+
+
+@dataclass(frozen=True)
+class Results:
+    figures: list[Figure]
+    cpu_by_thread_us: dict[str, float]
+    """The arena path's CPU per decision by the part each thread plays, on both sides
+    (arena.bench.threadcpu): where the arena's and the bot's CPU go."""
 
 
 def corpus(game_id: str, count: int, seed: int = 1) -> list[tuple[dict, list[str]]]:
@@ -170,13 +179,14 @@ class _Paths:
 
 
 def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = None
-        ) -> list[Figure]:
+        ) -> Results:
     decisions = corpus(game_id, count + WARM_UP)
     paths = _Paths(game_id, unsafe=unsafe, bot=bot)
     try:
         deciders = paths.deciders()
         seconds: dict[str, list[float]] = {name: [] for name in deciders}
         cpu = {name: [0.0, 0.0] for name in deciders}   # the arena's: its side, the bot's
+        by_thread = threadcpu.RoleClock()   # the arena's turns, on both sides
         floor_seconds: list[list[float]] = [[] for _ in paths.floors]
         for floor in paths.floors:
             floor.round_trips(WARM_UP)
@@ -194,6 +204,10 @@ def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = No
                             len(timed))
                     continue
                 decide = deciders[name]
+                if timed and name == paths.arena_name:
+                    by_thread.start({
+                        **threadcpu.arena_roles(threading.current_thread()),
+                        **threadcpu.bot_roles(paths.bot.process.process.threads())})
                 arena_before, bot_before = time.process_time(), paths.bot.cpu_seconds()
                 for index, (observation, legal) in enumerate(turn, start):
                     started = time.monotonic()
@@ -206,6 +220,7 @@ def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = No
                 if timed and name == paths.arena_name:
                     cpu[name][0] += time.process_time() - arena_before
                     cpu[name][1] += paths.bot.cpu_seconds() - bot_before
+                    by_thread.stop()
         figures = [figure(name, values, *((cpu[name][0] / count, cpu[name][1] / count)
                                           if name == paths.arena_name else ()))
                    for name, values in seconds.items()]
@@ -215,6 +230,7 @@ def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = No
             figures.append(figure(floor_name(floor.mode), times,
                                   (server - server_before) / count,
                                   (client - client_before) / count))
-        return figures
+        return Results(figures, {role: seconds / count * 1e6
+                                 for role, seconds in by_thread.seconds.items()})
     finally:
         paths.close()

@@ -8,6 +8,7 @@ import click
 from tabulate import tabulate
 
 from arena.bench import protocol as protocol_bench
+from arena.bench import threadcpu
 from arena.cli.options import sandbox_option
 from arena.cli.root import bench
 
@@ -24,7 +25,8 @@ def bench_protocol(game_id: str, decisions: int, unsafe_no_sandbox: bool, as_jso
     raw pipe round trip, and a bare gRPC stream between two processes three ways (sync, aio,
     aio without the event engine: the floors); CPU per decision on the arena's side and the
     bot's. The target: the arena's median at most 1.5x the fastest floor's."""
-    figures = protocol_bench.run(game_id, decisions, unsafe=unsafe_no_sandbox)
+    results = protocol_bench.run(game_id, decisions, unsafe=unsafe_no_sandbox)
+    figures = results.figures
     by_path = {figure.path.split(" ")[0]: figure for figure in figures}
     arena = by_path["arena"]
     fastest = min((f for f in figures if f.path.endswith("(floor)")),
@@ -36,6 +38,8 @@ def bench_protocol(game_id: str, decisions: int, unsafe_no_sandbox: bool, as_jso
         click.echo(json.dumps({
             "benchmark": "protocol", "game": game_id,
             "results": [figure.to_json() for figure in figures],
+            "arena_cpu_by_thread_us": {role: round(micros, 1)
+                                       for role, micros in results.cpu_by_thread_us.items()},
             "fastest_floor": fastest.path, "arena_over_floor": round(ratio, 2),
             "arena_over_pipe_json": round(ratio_pipe, 2),
             "target_ratio": protocol_bench.TARGET_RATIO, "meets_target": met}))
@@ -46,6 +50,12 @@ def bench_protocol(game_id: str, decisions: int, unsafe_no_sandbox: bool, as_jso
     click.echo(tabulate(rows, headers=("path", "decisions", "median µs", "p99 µs",
                                        "CPU µs arena side", "CPU µs bot side"),
                         colalign=("left",) + ("right",) * 5, disable_numparse=True))
+    click.echo()
+    by_thread = results.cpu_by_thread_us
+    click.echo(tabulate([(role, f"{by_thread[role]:,.1f}") for role in threadcpu.ROLES
+                         if role in by_thread],
+                        headers=(f"{arena.path}: CPU by thread", "µs a decision"),
+                        colalign=("left", "right"), disable_numparse=True))
     click.echo(f"arena median / fastest floor ({fastest.path}) = {ratio:.2f}x "
                f"(target <= {protocol_bench.TARGET_RATIO:g}x: {'met' if met else 'NOT met'}); "
                f"arena / pipe-json = {ratio_pipe:.2f}x")

@@ -387,10 +387,7 @@ class SandboxedProcess:
         their lives (field 2 of /proc/TID/schedstat): a frozen or sleeping thread does not
         wait, a thread the machine keeps off the CPU does. The files stay open between
         calls, so a call costs a read per thread (tens of microseconds)."""
-        threads = self.cgroups.threads()
-        if threads is None:
-            threads = {int(tid) for pid in self.pids()
-                       for tid in _listdir(f"/proc/{pid}/task") if tid.isdigit()}
+        threads = self.threads()
         total = 0
         with self._lock:
             files = self._schedstat
@@ -408,6 +405,14 @@ class SandboxedProcess:
                 except (OSError, IndexError, ValueError):
                     pass   # gone meanwhile, or no schedstats in this kernel
         return total / 1e9
+
+    def threads(self) -> set[int]:
+        """Host ids of the bot's live threads: its cgroup's, else those of its processes."""
+        threads = self.cgroups.threads()
+        if threads is None:
+            threads = {int(tid) for pid in self.pids()
+                       for tid in _listdir(f"/proc/{pid}/task") if tid.isdigit()}
+        return threads
 
     def memory_killed(self) -> bool:
         """True when the kernel killed a process of the bot for exceeding its memory limit."""
