@@ -28,10 +28,11 @@ thread costs, and which way of serving costs less.
 `FloorPair(mode)` starts the two processes; `round_trips(n)` has the server make `n` more
 round trips and returns their times, so a benchmark can interleave a floor with other paths
 in small turns (whatever else the machine does then weighs on all alike); `cpu()` gives the
-CPU each process has used so far (/proc/PID/stat). Run as `python -m arena.bench.grpc_floor
-serve|connect MODE SOCKET [MICROS]` for the two ends (what `FloorPair` starts): the server
-reads a count a line on stdin and answers each with one JSON line of round-trip seconds; an
-empty line or the end of stdin ends the stream; the client spins MICROS before each answer.
+CPU each process has used so far (its threads' scheduler time, arena.bench.threadcpu). Run as
+`python -m arena.bench.grpc_floor serve|connect MODE SOCKET [MICROS]` for the two ends (what
+`FloorPair` starts): the server reads a count a line on stdin and answers each with one JSON
+line of round-trip seconds; an empty line or the end of stdin ends the stream; the client
+spins MICROS before each answer.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ import time
 from pathlib import Path
 
 from arena import GRPC_ENVIRONMENT
+from arena.bench import threadcpu
 
 MODES = ("sync", "aio", "aio-no-ee")
 PATTERNS = ("sync-handoff", "aio-handoff", "sync-handoff-working")
@@ -103,7 +105,7 @@ class FloorPair:
 
     def cpu(self) -> tuple[float, float]:
         """CPU seconds the server and the client have used so far, all their threads."""
-        return _cpu_seconds(self.server.pid), _cpu_seconds(self.client.pid)
+        return threadcpu.process_cpu(self.server.pid), threadcpu.process_cpu(self.client.pid)
 
     def close(self) -> None:
         try:
@@ -116,13 +118,6 @@ class FloorPair:
                     process.kill()
                     process.wait()
             self._folder.cleanup()
-
-
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (fields 14 and 15 of /proc/PID/stat), in seconds."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # -- the two ends -------------------------------------------------------------------------------

@@ -38,6 +38,15 @@ def thread_cpu(tids: Iterable[int]) -> dict[int, float]:
     return seconds
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds so far of process `pid`'s live threads (those that ended: not counted)."""
+    try:
+        tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return 0.0   # gone
+    return sum(thread_cpu(tids).values())
+
+
 def arena_roles(asking: threading.Thread) -> dict[int, str]:
     """Every thread of this process by id, with its part (`asking` is the one that asks)."""
     names = {thread.native_id: thread.name for thread in threading.enumerate()}
