@@ -66,8 +66,7 @@ _TAKING: dict[str, _Action] = {}
 _OVER: dict[str, _Action] = {}
 _PARSE_MORE: dict[str, _Action] = {}
 for _c in SIX:
-    _TAKING[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 31 << PILE_SHIFT[_c], 0, 0, PILE_UNIT[_c],
-                         1 << _c)
+    _TAKING[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 31 << PILE_SHIFT[_c], 0, 0, PILE_UNIT[_c], 1 << _c)
     _mask = 15 << HAND_SHIFT[_c]
     for _m in MANDALAS:
         _TURN[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1, _mask, 1 << HAND_SHIFT[_c],
@@ -153,14 +152,13 @@ class Mandala(Game):
         return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
 
 
-
 class MandalaState(State):
     """A Mandala position. Every pile in play is an int (see mandala_rules.HAND_UNIT);
     rivers, river slots and the secret cup cards are lists indexed by colour code."""
 
     __slots__ = ("game", "players", "options", "_setup", "_cards", "_sums", "_top",
                  "_deck_end", "_hands", "_secret", "_taken", "_river", "_slot", "_mountain",
-                 "_field", "_field_size", "_discard", "_mountain_mask", "_refused",
+                 "_field", "_field_size", "_discard", "_refused", "_mountain_left",
                  "_completer", "_to_move", "_destroying", "_actions", "_passes", "_end")
 
     def __init__(self, game: Mandala, options: dict[str, Any], cards: list[int]):
@@ -183,13 +181,13 @@ class MandalaState(State):
         self._field = [[0, 0], [0, 0]]      # [mandala][seat]
         self._field_size = [[0, 0], [0, 0]]   # its cards, for who takes first in a destruction
         self._discard = 0
-        # Colours as bit masks, kept in step with the piles above: the colours on each
-        # mountain, and per mandala the colours the rule of colour refuses to seat 0's field
-        # (those on the mountain or in seat 1's field), to seat 1's field, and to the mountain
-        # (those in either field). legal_moves reads them as they are; apply checks a move
-        # with one of them.
-        self._mountain_mask = [mask0, mask1]
+        # Colours as bit masks, kept in step with the piles above. Per mandala, the colours
+        # the rule of colour refuses to seat 0's field (those on the mountain or in seat 1's
+        # field), to seat 1's field, and to the mountain (those in either field):
+        # legal_moves reads them as they are, apply checks a move with one of them. No colour
+        # stands in both fields, so the colours refused to both fields are the mountain's.
         self._refused = [[mask0, mask0, 0], [mask1, mask1, 0]]
+        self._mountain_left = 0             # colours left on the mountain being destroyed
         self._completer = -1                # who completed the mandala being destroyed, or -1
         self._to_move: int | None = 0       # seat to decide now; None once over
         self._destroying = -1               # mandala being taken apart, -1 if none
@@ -245,12 +243,13 @@ class MandalaState(State):
         state._field = [[pack_pile(field) for field in pair] for pair in fields]
         state._field_size = [[sum(field) for field in pair] for pair in fields]
         state._discard = pack_pile(counts(view["discard"]))
-        state._mountain_mask = [colour_mask(mountain) for mountain in mountains]
         state._refused = []
-        for mountain, (field0, field1) in zip(state._mountain_mask, fields):
-            on0, on1 = colour_mask(field0), colour_mask(field1)
-            state._refused.append([mountain | on1, mountain | on0, on0 | on1])
+        for mountain, (field0, field1) in zip(mountains, fields):
+            on, on0, on1 = colour_mask(mountain), colour_mask(field0), colour_mask(field1)
+            state._refused.append([on | on1, on | on0, on0 | on1])
         state._destroying = view["destroying"]
+        state._mountain_left = (colour_mask(mountains[state._destroying])
+                                if state._destroying >= 0 else 0)
         to_move = view["to_move"]
         state._to_move = None if to_move < 0 else to_move
         state._completer = view["completed_by"] if state._destroying >= 0 else -1
@@ -279,7 +278,7 @@ class MandalaState(State):
         if self._actions is not _TURN:      # over, or a mandala being destroyed
             if self._to_move is None:
                 return []
-            return TAKE_BY_MASK[self._mountain_mask[self._destroying]][:]
+            return TAKE_BY_MASK[self._mountain_left][:]
         seat: int = self._to_move           # type: ignore[assignment]  # a turn has a seat
         hand = self._hands[seat]
         if not hand:
@@ -318,8 +317,8 @@ class MandalaState(State):
                 raise IllegalMoveError(TAKE[c], f"no {COLOURS[c]} card is left on the "
                                                 f"mountain of mandala {m}")
             self._mountain[m] = mountain - taken
-            left = self._mountain_mask[m] ^ bit
-            self._mountain_mask[m] = left
+            left = self._mountain_left ^ bit
+            self._mountain_left = left
             slot = self._slot[seat]
             if slot[c]:
                 self._taken[seat] += taken
@@ -358,10 +357,10 @@ class MandalaState(State):
         if kind == _FIELD_KIND:
             # Rule of colour: not on M's mountain nor in the opponent's field of M.
             if refused[seat] & bit:
-                where = ("on the mountain of mandala" if self._mountain_mask[m] & bit
+                where = ("on the mountain of mandala" if refused[0] & refused[1] & bit
                          else f"in seat {1 - seat}'s field of mandala")
                 raise IllegalMoveError(move, f"{COLOURS[c]} stands {where} {m} (rule of colour)")
-            if n >= hand & 15:
+            if hand == in_hand:             # the n cards are the whole hand
                 raise IllegalMoveError(move, f"a field action must keep at least 1 card in "
                                              f"hand (seat {seat} holds {hand & 15})")
             hands[seat] = hand - in_hand
@@ -377,7 +376,6 @@ class MandalaState(State):
                                              f"mandala {m} (rule of colour)")
             hand -= in_hand
             self._mountain[m] += cards
-            self._mountain_mask[m] |= bit
             refused[0] |= bit
             refused[1] |= bit
             # Arena's reading: the player draws first, then completion is checked.
@@ -427,6 +425,8 @@ class MandalaState(State):
         player who did not complete it."""
         mine, theirs = self._field_size[m][completer], self._field_size[m][1 - completer]
         self._destroying = m
+        refused = self._refused[m]
+        self._mountain_left = refused[0] & refused[1]
         self._actions = _TAKING
         self._completer = completer
         self._to_move = completer if mine > theirs else 1 - completer
@@ -447,7 +447,6 @@ class MandalaState(State):
             self._finish(END_REFILL)
             return
         self._mountain[m], mask = PAIRS[self._sums[top + 2] - self._sums[top]]
-        self._mountain_mask[m] = mask
         self._refused[m] = [mask, mask, 0]
         self._top = top + 2
         # The turn passes to the opponent of the completer, whoever took last.
@@ -543,7 +542,7 @@ class MandalaState(State):
         other._field = [pair[:] for pair in self._field]
         other._field_size = [pair[:] for pair in self._field_size]
         other._discard = self._discard
-        other._mountain_mask = self._mountain_mask[:]
+        other._mountain_left = self._mountain_left
         other._refused = [masks[:] for masks in self._refused]
         other._completer = self._completer
         other._to_move = self._to_move
