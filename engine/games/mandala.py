@@ -52,9 +52,9 @@ _HANDS: dict[int, HandFacts] = {}
 """Hand -> mandala_rules.hand_facts(hand), as hands come up (there are 3003)."""
 
 # Move text -> (kind, mandala, colour, count, the colour's cards in a hand as a mask and the
-# least the hand must hold, the cards as a hand and as another pile (a take: one card of the
-# colour as another pile), the colour's bit): parsing
-# is one dictionary look-up, in the table of the moves the phase plays (_TURN while players
+# least the hand must hold, the cards as a hand and as another pile (a take: the colour's
+# cards in another pile as a mask, and one card of it), the colour's bit): parsing is one
+# dictionary look-up, in the table of the moves the phase plays (_TURN while players
 # take turns, _TAKING while a mandala is destroyed, none once over). A move it does not list
 # is refused (MandalaState._refusal says why). Moves of more cards than a hand holds (8) are
 # only in _PARSE_MORE, for their refusals: the tables stay small enough to stay in the
@@ -66,7 +66,7 @@ _TAKING: dict[str, _Action] = {}
 _OVER: dict[str, _Action] = {}
 _PARSE_MORE: dict[str, _Action] = {}
 for _c in SIX:
-    _TAKING[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 0, 0, 0, PILE_UNIT[_c], 1 << _c)
+    _TAKING[TAKE[_c]] = (_TAKE_KIND, -1, _c, 0, 31 << PILE_SHIFT[_c], 0, 0, PILE_UNIT[_c], 1 << _c)
     _mask = 15 << HAND_SHIFT[_c]
     for _m in MANDALAS:
         _TURN[MOUNTAIN[_m][_c]] = (_MOUNTAIN_KIND, _m, _c, 1, _mask, 1 << HAND_SHIFT[_c],
@@ -152,14 +152,13 @@ class Mandala(Game):
         return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
 
 
-
 class MandalaState(State):
     """A Mandala position. Every pile in play is an int (see mandala_rules.HAND_UNIT);
     rivers, river slots and the secret cup cards are lists indexed by colour code."""
 
     __slots__ = ("game", "players", "options", "_setup", "_cards", "_sums", "_top",
                  "_deck_end", "_hands", "_secret", "_taken", "_river", "_slot", "_mountain",
-                 "_field", "_field_size", "_discard", "_mountain_mask", "_field_mask",
+                 "_field", "_field_size", "_discard", "_refused", "_mountain_left",
                  "_completer", "_to_move", "_destroying", "_actions", "_passes", "_end")
 
     def __init__(self, game: Mandala, options: dict[str, Any], cards: list[int]):
@@ -182,10 +181,13 @@ class MandalaState(State):
         self._field = [[0, 0], [0, 0]]      # [mandala][seat]
         self._field_size = [[0, 0], [0, 0]]   # its cards, for who takes first in a destruction
         self._discard = 0
-        # The colours present in each area as bit masks, kept in step with the piles above:
-        # they make legal_moves and the completion check a few bit operations.
-        self._mountain_mask = [mask0, mask1]
-        self._field_mask = [[0, 0, 0], [0, 0, 0]]   # [mandala][seat 0, seat 1, either]
+        # Colours as bit masks, kept in step with the piles above. Per mandala, the colours
+        # the rule of colour refuses to seat 0's field (those on the mountain or in seat 1's
+        # field), to seat 1's field, and to the mountain (those in either field):
+        # legal_moves reads them as they are, apply checks a move with one of them. No colour
+        # stands in both fields, so the colours refused to both fields are the mountain's.
+        self._refused = [[mask0, mask0, 0], [mask1, mask1, 0]]
+        self._mountain_left = 0             # colours left on the mountain being destroyed
         self._completer = -1                # who completed the mandala being destroyed, or -1
         self._to_move: int | None = 0       # seat to decide now; None once over
         self._destroying = -1               # mandala being taken apart, -1 if none
@@ -241,11 +243,13 @@ class MandalaState(State):
         state._field = [[pack_pile(field) for field in pair] for pair in fields]
         state._field_size = [[sum(field) for field in pair] for pair in fields]
         state._discard = pack_pile(counts(view["discard"]))
-        state._mountain_mask = [colour_mask(mountain) for mountain in mountains]
-        state._field_mask = [[colour_mask(field) for field in pair] for pair in fields]
-        for masks in state._field_mask:
-            masks.append(masks[0] | masks[1])
+        state._refused = []
+        for mountain, (field0, field1) in zip(mountains, fields):
+            on, on0, on1 = colour_mask(mountain), colour_mask(field0), colour_mask(field1)
+            state._refused.append([on | on1, on | on0, on0 | on1])
         state._destroying = view["destroying"]
+        state._mountain_left = (colour_mask(mountains[state._destroying])
+                                if state._destroying >= 0 else 0)
         to_move = view["to_move"]
         state._to_move = None if to_move < 0 else to_move
         state._completer = view["completed_by"] if state._destroying >= 0 else -1
@@ -274,7 +278,7 @@ class MandalaState(State):
         if self._actions is not _TURN:      # over, or a mandala being destroyed
             if self._to_move is None:
                 return []
-            return TAKE_BY_MASK[self._mountain_mask[self._destroying]][:]
+            return TAKE_BY_MASK[self._mountain_left][:]
         seat: int = self._to_move           # type: ignore[assignment]  # a turn has a seat
         hand = self._hands[seat]
         if not hand:
@@ -284,16 +288,13 @@ class MandalaState(State):
         except KeyError:
             discards, low0, high0, low1, high1, mountain0, mountain1 = _HANDS[hand] = \
                 hand_facts(hand)
-        # Rule of colour for a field: not on M's mountain nor in the opponent's field of M;
-        # for the mountain: in neither field of M.
-        other = 1 - seat
-        on0, on1 = self._field_mask
-        mountain0_mask, mountain1_mask = self._mountain_mask
-        refused0 = mountain0_mask | on0[other]
-        refused1 = mountain1_mask | on1[other]
+        # The rule of colour: the colours refused to the seat's field and to the mountain of
+        # each mandala (see _refused).
+        refused0, refused1 = self._refused
+        field0, field1 = refused0[seat], refused1[seat]
         # Kinds, mandalas, colours and counts come in code-point order.
-        return [*discards, *low0[refused0], *high0[refused0], *low1[refused1],
-                *high1[refused1], *mountain0[on0[2]], *mountain1[on1[2]]]
+        return [*discards, *low0[field0], *high0[field0], *low1[field1], *high1[field1],
+                *mountain0[refused0[2]], *mountain1[refused1[2]]]
 
     # -- applying a move -----------------------------------------------------------------------
     def apply(self, move: str) -> None:
@@ -310,22 +311,22 @@ class MandalaState(State):
                 return
             # Take: every card of the colour on the mountain of the mandala destroyed.
             m = self._destroying
-            count = self._mountain[m] >> PILE_SHIFT[c] & 31
-            if not count:
+            mountain = self._mountain[m]
+            taken = mountain & mask
+            if not taken:
                 raise IllegalMoveError(TAKE[c], f"no {COLOURS[c]} card is left on the "
                                                 f"mountain of mandala {m}")
-            cards *= count
-            self._mountain[m] -= cards
-            left = self._mountain_mask[m] ^ bit
-            self._mountain_mask[m] = left
+            self._mountain[m] = mountain - taken
+            left = self._mountain_left ^ bit
+            self._mountain_left = left
             slot = self._slot[seat]
             if slot[c]:
-                self._taken[seat] += cards
+                self._taken[seat] += taken
             else:
                 river = self._river[seat]
                 river.append(c)                 # the lowest free slot
                 slot[c] = len(river)
-                self._taken[seat] += cards - PILE_UNIT[c]
+                self._taken[seat] += taken - cards     # one card goes to the river
                 if len(river) == RIVER_SLOTS:
                     # The game ends at once: nothing more is taken, discarded or refilled.
                     self._finish(END_RIVER)
@@ -352,30 +353,31 @@ class MandalaState(State):
             self._passes = 0
             self._to_move = 1 - seat
             return
-        fields = self._field_mask[m]
+        refused = self._refused[m]
         if kind == _FIELD_KIND:
-            if self._mountain_mask[m] & bit:
-                raise IllegalMoveError(move, f"{COLOURS[c]} stands on the mountain of mandala "
-                                             f"{m} (rule of colour)")
-            if fields[1 - seat] & bit:
-                raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {1 - seat}'s field "
-                                             f"of mandala {m} (rule of colour)")
-            if n >= hand & 15:
+            # Rule of colour: not on M's mountain nor in the opponent's field of M.
+            if refused[seat] & bit:
+                where = ("on the mountain of mandala" if refused[0] & refused[1] & bit
+                         else f"in seat {1 - seat}'s field of mandala")
+                raise IllegalMoveError(move, f"{COLOURS[c]} stands {where} {m} (rule of colour)")
+            if hand == in_hand:             # the n cards are the whole hand
                 raise IllegalMoveError(move, f"a field action must keep at least 1 card in "
                                              f"hand (seat {seat} holds {hand & 15})")
             hands[seat] = hand - in_hand
             self._field[m][seat] += cards
             self._field_size[m][seat] += n
-            fields[seat] |= bit
-            fields[2] |= bit
+            refused[1 - seat] |= bit
+            refused[2] |= bit
         else:
-            if fields[2] & bit:
-                raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat "
-                                             f"{0 if fields[0] & bit else 1}'s field of "
+            # Rule of colour: in neither field of M.
+            if refused[2] & bit:
+                owner = 0 if self._field[m][0] >> PILE_SHIFT[c] & 31 else 1
+                raise IllegalMoveError(move, f"{COLOURS[c]} stands in seat {owner}'s field of "
                                              f"mandala {m} (rule of colour)")
             hand -= in_hand
             self._mountain[m] += cards
-            self._mountain_mask[m] |= bit
+            refused[0] |= bit
+            refused[1] |= bit
             # Arena's reading: the player draws first, then completion is checked.
             top = self._top
             drawn = top + _MOUNTAIN_DRAWS[hand & 15]
@@ -384,7 +386,9 @@ class MandalaState(State):
             hands[seat] = hand + self._sums[drawn] - self._sums[top]
             self._top = drawn
         self._passes = 0
-        if self._mountain_mask[m] | fields[2] == ALL_COLOURS:     # complete
+        # Complete: all six colours on M (its mountain and the fields, either seat's
+        # refusals naming the mountain and the other seat's field).
+        if refused[0] | refused[1] == ALL_COLOURS:
             self._destroy(seat, m)
         else:
             self._to_move = 1 - seat
@@ -421,6 +425,8 @@ class MandalaState(State):
         player who did not complete it."""
         mine, theirs = self._field_size[m][completer], self._field_size[m][1 - completer]
         self._destroying = m
+        refused = self._refused[m]
+        self._mountain_left = refused[0] & refused[1]
         self._actions = _TAKING
         self._completer = completer
         self._to_move = completer if mine > theirs else 1 - completer
@@ -432,7 +438,7 @@ class MandalaState(State):
         self._discard += field[0] + field[1]
         field[0] = field[1] = 0
         self._field_size[m] = [0, 0]
-        self._field_mask[m] = [0, 0, 0]
+        self._refused[m] = [0, 0, 0]
         self._destroying = -1
         self._actions = _TURN
         completer, self._completer = self._completer, -1
@@ -440,7 +446,8 @@ class MandalaState(State):
         if self._deck_end - top < 2:
             self._finish(END_REFILL)
             return
-        self._mountain[m], self._mountain_mask[m] = PAIRS[self._sums[top + 2] - self._sums[top]]
+        self._mountain[m], mask = PAIRS[self._sums[top + 2] - self._sums[top]]
+        self._refused[m] = [mask, mask, 0]
         self._top = top + 2
         # The turn passes to the opponent of the completer, whoever took last.
         self._to_move = 1 - completer
@@ -535,8 +542,8 @@ class MandalaState(State):
         other._field = [pair[:] for pair in self._field]
         other._field_size = [pair[:] for pair in self._field_size]
         other._discard = self._discard
-        other._mountain_mask = self._mountain_mask[:]
-        other._field_mask = [masks[:] for masks in self._field_mask]
+        other._mountain_left = self._mountain_left
+        other._refused = [masks[:] for masks in self._refused]
         other._completer = self._completer
         other._to_move = self._to_move
         other._destroying = self._destroying
