@@ -32,7 +32,7 @@ from arena.clock import TimeControl
 from arena.keys import installation_key
 from arena.league.config import LeagueConfig
 from arena.league.plan import LEAGUE
-from arena.match import StrategySeat, play_match
+from arena.match import FROZEN_CPU_PER_MOVE, StrategySeat, play_match
 from arena.league.store import Store
 from engine import registry
 from engine.records import verify as records_verify
@@ -321,8 +321,9 @@ def test_a_bot_computing_in_the_kernel_while_frozen_forfeits_for_fair_play(tmp_p
 def test_a_bot_spinning_while_held_is_frozen_between_its_later_turns(tmp_path):
     # Held between its turns (the least CPU quota), a thread that spins still gets a few
     # milliseconds a gap: what the scheduler lets it overrun. The arena sees the bot use its
-    # quota in its first gap and freezes it outright from then on. Each gap is stretched to
-    # 30 ms while the built-in opponent moves, and the spinner's CPU in it is read.
+    # quota in 3 of its last 4 short gaps (one may be an honest bot's runtime) and freezes
+    # it outright from then on. Each gap is stretched to 30 ms while the built-in opponent
+    # moves, and the spinner's CPU in it is read.
     taken = []
     with BotHost(log_dir=tmp_path / "logs") as host:
         spinner = host.seat(BotSpec.load(HOSTILE / "held_spinner"), lane=0)
@@ -339,9 +340,12 @@ def test_a_bot_spinning_while_held_is_frozen_between_its_later_turns(tmp_path):
     assert record["result"]["end"] == "normal", record["result"]
     assert log_lines(tmp_path / "logs", "held_spinner: spinning")
     assert len(taken) >= 10 and not held
-    # Frozen from its second gap on: nothing. (Held throughout, as the control, it took
-    # 2.3-3.1 ms in each 30 ms gap from its third on, measured.)
-    assert max(taken[1:]) < 0.0005, taken
+    # Frozen from its seventh gap on at the latest: next to nothing, what a spinning thread
+    # runs until the kernel stops it at its next tick (0-1.3 ms a gap, measured on a 2-core
+    # VM), well within what a match allows a gap (FROZEN_CPU_PER_MOVE). (Held throughout, as
+    # the control, it took 0.9-7 ms in each 30 ms gap, over the allowance in most.)
+    frozen = sorted(taken[6:])
+    assert frozen[len(frozen) // 2] < 0.0005 and frozen[-1] < FROZEN_CPU_PER_MOVE, taken
 
 
 @pytest.mark.serial   # CPU taken in the gaps: measured with nothing beside it

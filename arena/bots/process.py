@@ -14,6 +14,7 @@ is a protocol error rather than a silently ended stream.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import os
@@ -66,6 +67,15 @@ HELD_GAP_SHARE = 0.005
 bot's timers (gRPC's, asyncio's) use ~0.1% of a core; a bot that spins while held takes its
 whole quota, 1%, and more (the kernel enforces it at its tick). Without it, the sample bots
 were frozen after their first gap of a second or two in a league (1-2 ms of timers)."""
+HELD_LONG_GAP = HELD_GAP_CPU / HELD_GAP_SHARE
+"""Seconds (0.2) from which a gap is long: its allowance is mostly its share of a core, which a
+spinning bot takes twice over and an honest one a fifth of, so one such gap over it is proof."""
+HELD_GAP_STRIKES = (3, 4)
+"""A short gap (between two moves of a match) proves nothing alone: an honest Python bot's
+runtime (its loop, gRPC's threads, the allocator) takes 1-4 ms in one gap now and then, as much
+as a held spinner gets in each (measured 2026-12-04: 5% of the sample bot's gaps over 1 ms, a
+spinner's 1.5-7 ms in every 30 ms gap). So a bot is frozen when 3 of its last 4 short gaps
+were over their allowance: a spinner at its third."""
 
 
 # -- one bot process ------------------------------------------------------------------------
@@ -97,6 +107,9 @@ class BotProcess:
         self.rested_cpu: float | None = None   # its CPU time as it was last held
         self.rested_at = 0.0                   # and when (time.monotonic())
         self.held = True    # held between its turns; False once it used a gap's quota (`rest`)
+        self.over_in_short_gaps: collections.deque[bool] = collections.deque(
+            maxlen=HELD_GAP_STRIKES[1])   # its last short gaps: over their allowance?
+        self.starting = False   # resting since its start-up, which is no gap (`_judge_gap`)
         self.run_queue_mark = 0.0   # its threads' run-queue wait at the last mark
         self.socket_path = host.socket_dir / f"bot-{next(host._socket_ids)}.sock"
         self.server: grpc.Server | None = None
@@ -145,6 +158,7 @@ class BotProcess:
                         "may forfeit (load less before run(), or give --startup-time)")
         self.mark_run_queue()   # a start-up on a busy machine is not a move
         self.rest()
+        self.starting = True
 
     def _startup_timeout(self, budget: float, machine_before: float) -> None:
         """Ends a bot that did not start within `budget`, raising BotTimeout, or
@@ -186,10 +200,10 @@ class BotProcess:
 
         Held at the kernel's least CPU quota (`sandbox.SandboxedProcess.hold`): cheap, and its
         threads sleep on undisturbed, but a thread that spins meanwhile gets its quota plus
-        what the scheduler lets it overrun until its tick (~2-5 ms a gap, measured). So a bot
-        that used HELD_GAP_CPU or more in a gap (an honest one uses ~0.05 ms between two
-        moves), and HELD_GAP_SHARE of a core over a long gap, is frozen instead between all
-        its later turns. Either way, what it takes between its reply and
+        what the scheduler lets it overrun until its tick (~2-7 ms a gap, measured). So a bot
+        that used more than HELD_GAP_CPU, plus HELD_GAP_SHARE of a core, in one long gap or
+        in most of its last short ones (`_judge_gap`), is frozen instead between all its
+        later turns. Either way, what it takes between its reply and
         its next move is counted against it (`arena.match.FROZEN_CPU_BURST`). What is sent to
         it meanwhile (MatchOver, NewMatch) waits in the arena until its next act, so it reads
         them on its own time, in order with its act's log line (`arena.actlogs`)."""
@@ -202,14 +216,23 @@ class BotProcess:
             self.frozen = True
 
     def _judge_gap(self) -> None:
-        """Freezes the bot between its later turns if it computed while held in this gap."""
-        if self.held and self.rested_cpu is not None:
-            allowed = HELD_GAP_CPU + HELD_GAP_SHARE * (time.monotonic() - self.rested_at)
-            if self.process.cpu_seconds() - self.rested_cpu >= allowed:
+        """Freezes the bot between its later turns if it computed while held: in one long gap
+        (HELD_LONG_GAP), or in most of its last short ones (HELD_GAP_STRIKES). Its start-up is
+        not judged: a process that has just handshaken still settles (its gRPC runtime's
+        threads took 3-7 ms after it, measured), and a spinner gains at most a quota there."""
+        starting, self.starting = self.starting, False
+        if self.held and self.rested_cpu is not None and not starting:
+            length = time.monotonic() - self.rested_at
+            over = (self.process.cpu_seconds() - self.rested_cpu
+                    >= HELD_GAP_CPU + HELD_GAP_SHARE * length)
+            if length < HELD_LONG_GAP:
+                self.over_in_short_gaps.append(over)
+                over = sum(self.over_in_short_gaps) >= HELD_GAP_STRIKES[0]
+            if over:
                 self.held = False
                 log.info(f"bot {self.spec.name} computed while held (process {self.tag}): "
                          "frozen between its turns from now on")
-            self.rested_cpu = None
+        self.rested_cpu = None
 
     def cpu_seconds(self) -> float | None:
         """CPU time all the bot's processes used so far, or None once it is gone."""
