@@ -143,6 +143,7 @@ def test_a_bot_started_by_hand_says_the_arena_starts_bots():
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow   # 5-7 s on a 2-core VM: out of the quick selection
 @needs_sandbox
 def test_bench_protocol_prints_the_paths_the_floors_the_patterns_and_the_ratio():
     result = CliRunner().invoke(main, ["bench", "protocol", "--decisions", "100", "--json"])

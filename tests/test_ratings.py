@@ -181,6 +181,7 @@ def coverage(players: int, deals: int, clustered: bool = True, replications: int
 STATED = (0.92, 0.975)
 
 
+@pytest.mark.slow   # 5-7 s on a 2-core VM: out of the quick selection
 def test_paired_deals_with_draws_cover_the_true_ratings_at_the_stated_rate():
     # A lucky hand makes the two games of a pair antithetic nine times in ten.
     assert STATED[0] <= coverage(2, 300, hand_luck=0.9) <= STATED[1]
@@ -188,6 +189,7 @@ def test_paired_deals_with_draws_cover_the_true_ratings_at_the_stated_rate():
     assert coverage(2, 300, clustered=False, hand_luck=0.9) > 0.985
 
 
+@pytest.mark.slow   # 5-7 s on a 2-core VM: out of the quick selection
 def test_a_deal_that_suits_a_bot_at_all_its_tables_is_one_cluster():
     # A league's round robin: every pair on every deal. A bot's form on a deal lifts or sinks
     # it at all five of its tables, so those tables are one unit of evidence, not five.

@@ -59,6 +59,7 @@ def test_pairing_reduces_the_variance_when_pairs_cancel():
     assert sprt.variance_ratio(tally.pentanomial, tally.trinomial) < 0.2
 
 
+@pytest.mark.slow   # 5-7 s on a 2-core VM: out of the quick selection
 @pytest.mark.parametrize("test", ["pentanomial", "trinomial"])
 def test_wrong_decisions_stay_within_alpha_and_beta(test):
     """300 runs where H0 is true, 300 where H1 is: wrong decisions at most alpha (beta) plus
