@@ -74,8 +74,8 @@ HELD_GAP_STRIKES = (3, 4)
 """A short gap (between two moves of a match) proves nothing alone: an honest Python bot's
 runtime (its loop, gRPC's threads, the allocator) takes 1-4 ms in one gap now and then, as much
 as a held spinner gets in each (measured 2026-12-04: 5% of the sample bot's gaps over 1 ms, a
-spinner's 1.5-7 ms in every 30 ms gap). So a bot is frozen when 3 of its last 4 short gaps
-were over their allowance: a spinner at its third."""
+spinner's 0.9-7 ms in every 30 ms gap, over 1 ms in most). So a bot is frozen when 3 of its
+last 4 short gaps were over their allowance: a spinner at its third."""
 
 
 # -- one bot process ------------------------------------------------------------------------
@@ -109,7 +109,6 @@ class BotProcess:
         self.held = True    # held between its turns; False once it used a gap's quota (`rest`)
         self.over_in_short_gaps: collections.deque[bool] = collections.deque(
             maxlen=HELD_GAP_STRIKES[1])   # its last short gaps: over their allowance?
-        self.starting = False   # resting since its start-up, which is no gap (`_judge_gap`)
         self.run_queue_mark = 0.0   # its threads' run-queue wait at the last mark
         self.socket_path = host.socket_dir / f"bot-{next(host._socket_ids)}.sock"
         self.server: grpc.Server | None = None
@@ -158,7 +157,7 @@ class BotProcess:
                         "may forfeit (load less before run(), or give --startup-time)")
         self.mark_run_queue()   # a start-up on a busy machine is not a move
         self.rest()
-        self.starting = True
+        self.rested_cpu = None   # its start-up's rest is no gap: not judged (`_judge_gap`)
 
     def _startup_timeout(self, budget: float, machine_before: float) -> None:
         """Ends a bot that did not start within `budget`, raising BotTimeout, or
@@ -220,8 +219,7 @@ class BotProcess:
         (HELD_LONG_GAP), or in most of its last short ones (HELD_GAP_STRIKES). Its start-up is
         not judged: a process that has just handshaken still settles (its gRPC runtime's
         threads took 3-7 ms after it, measured), and a spinner gains at most a quota there."""
-        starting, self.starting = self.starting, False
-        if self.held and self.rested_cpu is not None and not starting:
+        if self.held and self.rested_cpu is not None:
             length = time.monotonic() - self.rested_at
             over = (self.process.cpu_seconds() - self.rested_cpu
                     >= HELD_GAP_CPU + HELD_GAP_SHARE * length)
