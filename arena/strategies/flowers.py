@@ -186,6 +186,12 @@ class _GardenView:
         self.numbers = _Groups(self, lambda card: card.value, self._number_worth)
         self.colours = _Groups(self, lambda card: card.colour, self._colour_worth)
         self._near: dict = {}
+        # A card's gain on a cell is its number's part plus its colour's (plus butterflies'):
+        # each part is kept per (value or colour, cell), as the look-ahead asks for every
+        # unseen card on every cell, and cards share values and colours.
+        self._number_change: dict = {}
+        self._colour_change: dict = {}
+        self._butterfly_change: dict = {}   # per (butterfly, colour, cell)
 
     def targets(self) -> list[tuple[int, int]]:
         cells = set(self.top)
@@ -218,17 +224,30 @@ class _GardenView:
         near = self._near.get(cell)
         if near is None:
             near = self._near[cell] = [other for other in _around(cell) if other in self.top]
-        old_depth = self.depth.get(cell, 0)
-        covered = old_depth > 0
-        total = (self.numbers.change(card.value, cell, near, covered, old_depth, old_depth + 1)
-                 + self.colours.change(card.colour, cell, near, covered, old_depth, 0))
+        number = self._number_change.get((card.value, cell))
+        colour = self._colour_change.get((card.colour, cell))
+        if number is None or colour is None:
+            old_depth = self.depth.get(cell, 0)
+            covered = old_depth > 0
+            if number is None:
+                number = self._number_change[card.value, cell] = self.numbers.change(
+                    card.value, cell, near, covered, old_depth, old_depth + 1)
+            if colour is None:
+                colour = self._colour_change[card.colour, cell] = self.colours.change(
+                    card.colour, cell, near, covered, old_depth, 0)
+        total = number + colour
         if card.butterfly or cell in self.butterfly_cells or any(
                 other in self.butterfly_cells for other in near):
-            total += self._butterfly_gain(card, cell)
+            key = (card.butterfly, card.colour, cell)
+            butterflies = self._butterfly_change.get(key)
+            if butterflies is None:
+                butterflies = self._butterfly_change[key] = self._butterfly_gain(card, cell)
+            total += butterflies
         return total
 
     def _butterfly_gain(self, card, cell: tuple[int, int]) -> float:
-        """Satisfied butterflies around `cell` after minus before the card is laid."""
+        """Satisfied butterflies around `cell` after minus before the card is laid (which
+        depends on the card's butterfly and colour alone)."""
         gain = 0.0
         for spot in (cell, *_around(cell)):
             before_card = self.top.get(spot)
