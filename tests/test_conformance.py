@@ -32,6 +32,11 @@ LEAK_GAMES = 40             # games per configuration for the hidden-information
 CONFIGURATIONS = [(game_id, players) for game_id, game in registry.games().items()
                   for players in range(game.min_players, game.max_players + 1)]
 parametrize_configs = pytest.mark.parametrize("game_id,players", CONFIGURATIONS)
+# The per-ply checks at three and four players (seconds each) run in the full suite; the
+# quick selection runs them on every game at one and two players.
+parametrize_configs_quick_at_two = pytest.mark.parametrize("game_id,players", [
+    pytest.param(game_id, players, marks=[pytest.mark.slow] if players > 2 else [])
+    for game_id, players in CONFIGURATIONS])
 
 
 def _games_per_configuration(game_id: str) -> int:
@@ -201,7 +206,7 @@ def near_misses(move: str) -> set[str]:
     return slips
 
 
-@parametrize_configs
+@parametrize_configs_quick_at_two
 def test_near_miss_strings_are_refused_and_change_nothing(game_id, players):
     game = registry.get(game_id)
     rng = random.Random(99)
@@ -296,7 +301,7 @@ def test_the_same_seed_plays_the_same_game_whatever_the_hash_seed(game_id, playe
     assert len(digests) == 1
 
 
-@parametrize_configs
+@parametrize_configs_quick_at_two
 def test_every_seat_sees_a_json_observation_at_every_ply(game_id, players):
     game = registry.get(game_id)
 
@@ -321,7 +326,7 @@ def replay_states(game, players: int, setup: dict, moves: list[str]) -> list[Sta
     return states
 
 
-@parametrize_configs
+@parametrize_configs_quick_at_two
 def test_no_seat_sees_what_is_hidden_from_it(game_id, players):
     """Two games that differ only in what a seat cannot see (the game's declaration in
     tests/hidden_info.py) look the same to that seat at every ply."""

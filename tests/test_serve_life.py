@@ -289,9 +289,9 @@ def stored_matches(service: Service) -> int:
         conn.close()
 
 
-PLAY_SECONDS = 60.0   # ~500 matches, dozens of batches: enough to see growth
-SAMPLE_EVERY = 4.0
-WARM_UP = 20.0
+PLAY_SECONDS = 36.0   # ~250 matches, dozens of batches: enough to see growth
+SAMPLE_EVERY = 2.0
+WARM_UP = 12.0
 
 
 @pytest.mark.slow
