@@ -7,6 +7,7 @@ import logging
 import os
 import random
 import shutil
+import sys
 import tempfile
 import time
 
@@ -14,6 +15,11 @@ import pytest
 
 from arena import sandbox
 from arena.bots import BotHost
+
+# Keep bytecode even where PYTHONDONTWRITEBYTECODE is set (some CI images set it): pytest then
+# keeps each test module's rewritten bytecode, so the 3 workers and the serial pass do not
+# each rewrite and compile all the test modules again (5.0 -> 1.6 s of CPU a collection).
+sys.dont_write_bytecode = False
 
 
 # The tests' own installation key (arena.keys), in a folder of theirs: they never make or
