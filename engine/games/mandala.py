@@ -39,9 +39,10 @@ from engine.games.mandala_rules import (ALL_COLOURS, CARD_OF_UNIT, CARDS_PER_COL
                                         HAND_LIMIT, HAND_SHIFT, HAND_UNIT, INDEX, MANDALAS,
                                         MOUNTAIN, MOUNTAIN_DRAW, NOTATION_HELP, PAIRS, PASS,
                                         PILE_SHIFT, PILE_UNIT, RIVER_SLOTS, SIX, TAKE,
-                                        TAKE_BY_MASK, HandFacts, card_names, colour_counts,
+                                        TAKE_BY_MASK, HandFacts, colour_counts,
                                         colour_mask, deal_cards, dealing_order, hand_counts,
-                                        hand_facts, layout, pack_hand, pack_pile, pile_counts,
+                                        hand_facts, hand_names, layout, pack_hand, pack_pile,
+                                        pile_counts, pile_names, pile_size,
                                         read_setup, setup_names)
 
 # What strategies and tests import from here (the game's one public module).
@@ -463,7 +464,7 @@ class MandalaState(State):
         return self._end
 
     def cup_size(self, seat: int) -> int:
-        return (self._secret[seat] & 15) + sum(pile_counts(self._taken[seat]))
+        return (self._secret[seat] & 15) + pile_size(self._taken[seat])
 
     def _cup(self, seat: int) -> list[int]:
         """The colour counts of the seat's cup, secret and taken cards together."""
@@ -506,17 +507,17 @@ class MandalaState(State):
             "phase": phase,
             "destroying": self._destroying,
             "completed_by": self._completer,
-            "hand": card_names(hand_counts(self._hands[seat])),
-            "mandalas": [{"mountain": card_names(pile_counts(self._mountain[m])),
-                          "fields": [{"cards": card_names(pile_counts(field))}
+            "hand": hand_names(self._hands[seat]),
+            "mandalas": [{"mountain": pile_names(self._mountain[m]),
+                          "fields": [{"cards": pile_names(field)}
                                      for field in self._field[m]]}
                          for m in MANDALAS],
             "players": [{"river": [COLOURS[c] for c in self._river[s]],
                          "hand_size": self._hands[s] & 15,
                          "cup_size": self.cup_size(s),
-                         "cup_taken": card_names(pile_counts(self._taken[s]))}
+                         "cup_taken": pile_names(self._taken[s])}
                         for s in (0, 1)],
-            "discard": card_names(pile_counts(self._discard)),
+            "discard": pile_names(self._discard),
             "deck_size": self.deck_size(),
             "passes": self._passes,
             "end": self._end,
