@@ -74,12 +74,14 @@ FixedWork().run()
 import subprocess
 import sys
 
-SPIN = "while True: pass"
+SPIN = "import os; os.nice(19); exec('while True: pass')"
 
 
 class CpuThief(Quiet):
     """At its first match, 30 children, each in a session of its own (setsid), spin forever
-    (started as fresh interpreters: a fork of a gRPC process would drag its threads along)."""
+    (started as fresh interpreters: a fork of a gRPC process would drag its threads along).
+    At the lowest priority: they take all the CPU the thief may use while it waits for its
+    next turn (the opponent's move), but yield to its own moves, which stay fast."""
 
     spinners: list = []
 
