@@ -142,7 +142,7 @@ def test_a_bad_ray_address_is_one_line_and_creates_nothing(league, tmp_path):
     assert not folder.exists()
 
 
-def test_more_workers_than_the_cluster_has_cpus_is_refused_at_start(league, tmp_path):
+def test_more_workers_than_the_machine_has_cpus_is_refused_before_ray_starts(league, tmp_path):
     folder = tmp_path / "never"
     refused = arena(*league, "--executor", "ray", "--workers", "1000", "--out", folder)
     assert refused.returncode == 2, refused.stderr
@@ -159,6 +159,7 @@ class ForeignCluster:
     address: str
     process: subprocess.Popen   # `ray start --block`, leader of its own process group
     temp_dir: Path
+    token: str                  # its auth token
 
     def members(self) -> set[int]:
         """The live processes of the cluster: those in the group its `ray start` leads (a
@@ -208,7 +209,8 @@ def foreign_cluster():
         pytest.skip("the `ray` command is not installed beside this Python")
     temp_dir = Path(tempfile.mkdtemp(prefix="arena-foreign-ray-", dir="/tmp"))  # short: sockets
     port = free_port()
-    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16),
+    token = secrets.token_hex(16)
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token,
            "HOME": str(temp_dir)}
     env.pop("RAY_ADDRESS", None)
     process = subprocess.Popen(
@@ -216,7 +218,7 @@ def foreign_cluster():
          "--temp-dir", str(temp_dir / "ray"), "--include-dashboard", "false",
          "--disable-usage-stats"],
         env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    cluster = ForeignCluster(f"127.0.0.1:{port}", process, temp_dir / "ray")
+    cluster = ForeignCluster(f"127.0.0.1:{port}", process, temp_dir / "ray", token)
     try:
         deadline = time.monotonic() + 120
         while len(cluster.core()) < 2:
@@ -265,3 +267,27 @@ def test_a_cluster_that_needs_a_token_is_named_and_nothing_is_created(foreign_cl
         refused.stderr
     assert "RAY_AUTH_TOKEN" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert not folder.exists()
+
+
+def test_more_workers_than_a_clusters_cpus_is_refused_once_joined(foreign_cluster, league,
+                                                                   tmp_path):
+    # (after the tests above: joining it is what they check no league does by itself)
+    folder = tmp_path / "never"
+    argv = [*ARENA, *league, "--executor", "ray", "--ray-address", foreign_cluster.address,
+            "--workers", "2", "--out", str(folder)]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RAY_")}
+    env["RAY_AUTH_TOKEN"] = foreign_cluster.token
+    # The right token without Ray's token mode: Ray would not send it, and say only, 20 s
+    # later, that it cannot connect.
+    refused = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr == (f"arena: error: the Ray cluster at {foreign_cluster.address} "
+                              "takes this token, but Ray sends it only in token mode: set "
+                              "RAY_AUTH_MODE=token too and run again\n")
+    refused = subprocess.run(argv, env={**env, "RAY_AUTH_MODE": "token"}, capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.startswith(f"arena: error: --workers 2 but the Ray cluster at "
+                                     f"{foreign_cluster.address} has 1 CPUs for Ray"), \
+        refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not folder.exists()

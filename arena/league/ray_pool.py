@@ -97,27 +97,34 @@ def _local_token() -> str | None:
         return None
 
 
-def _check_token(address: str) -> None:
+def _check_token(address: str) -> bool:
     """A cluster with token authentication refuses a driver without its token, but Ray says
-    only "cannot connect" after 20 s of retries: ask the cluster's GCS once, with the token
-    Ray would send, and name the token if it is refused."""
+    only "cannot connect" after 20 s of retries: ask the cluster's GCS once without a token
+    and, if refused, once with the token Ray would send, and name the token if that is
+    refused too. True when the cluster needs the token and takes this one."""
     if "://" in address or address == "auto":
-        return
+        return False
     import grpc   # an Arena dependency anyway (the bot protocol)
+
+    def refused(metadata: list[tuple[str, str]]) -> bool:
+        with grpc.insecure_channel(address) as channel:
+            ask = channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetClusterId",
+                                      request_serializer=None, response_deserializer=None)
+            try:
+                ask(b"", timeout=5, metadata=metadata)
+            except grpc.RpcError as error:
+                return error.code() == grpc.StatusCode.UNAUTHENTICATED
+            return False
+    if not refused([]):
+        return False
     token = _local_token()
-    metadata = [("authorization", f"Bearer {token}")] if token else []
-    with grpc.insecure_channel(address) as channel:
-        ask = channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetClusterId",
-                                  request_serializer=None, response_deserializer=None)
-        try:
-            ask(b"", timeout=5, metadata=metadata)
-        except grpc.RpcError as error:
-            if error.code() == grpc.StatusCode.UNAUTHENTICATED:
-                raise LeagueError(
-                    f"the Ray cluster at {address} needs its auth token"
-                    f"{' (the one found here is refused)' if token else ''}: set "
-                    "RAY_AUTH_TOKEN to the cluster's token (or put it in ~/.ray/auth_token) "
-                    "and run again") from None
+    if token and not refused([("authorization", f"Bearer {token}")]):
+        return True
+    raise LeagueError(
+        f"the Ray cluster at {address} needs its auth token"
+        f"{' (the one found here is refused)' if token else ''}: set "
+        "RAY_AUTH_TOKEN to the cluster's token (or put it in ~/.ray/auth_token) and "
+        "RAY_AUTH_MODE=token, and run again")
 
 
 class LeagueWorker:
@@ -215,6 +222,12 @@ class LeagueWorker:
         self.close()
 
 
+def _too_many_workers(workers: int | None, cpus: int, where: str) -> LeagueError:
+    return LeagueError(f"--workers {workers} but {where} has {cpus} CPUs for Ray (each "
+                       f"worker needs one): give --workers {cpus} or fewer, or leave "
+                       "--workers out")
+
+
 class RayPool(Dispatcher):
     """Matches on Ray actors, `workers` of them (default: the cluster's CPUs)."""
 
@@ -241,7 +254,16 @@ class RayPool(Dispatcher):
             return
         if self.address:
             _check_reachable(self.address)
-            _check_token(self.address)
+            if _check_token(self.address) and os.environ.get("RAY_AUTH_MODE") != "token":
+                # Ray's driver sends the token only in token mode; without it, Ray retries
+                # for 20 s and then reports the cluster unreachable.
+                raise LeagueError(f"the Ray cluster at {self.address} takes this token, but "
+                                  "Ray sends it only in token mode: set RAY_AUTH_MODE=token "
+                                  "too and run again")
+        elif (self.workers or 1) > (os.cpu_count() or 1):
+            # Arena's own instance cannot offer more than the machine's CPUs: refused before
+            # Ray starts (seconds of wall time and of CPU) rather than after.
+            raise _too_many_workers(self.workers, os.cpu_count() or 1, "this machine")
         self._init(ray)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         where = f"the Ray cluster at {self.address}" if self.address else "this machine"
@@ -250,9 +272,7 @@ class RayPool(Dispatcher):
             if cpus < 1:
                 raise LeagueError(f"{where} offers no CPU to Ray: each league worker needs "
                                   "one (start the cluster's nodes with CPUs)")
-            raise LeagueError(f"--workers {self.workers} but {where} has {cpus} CPUs for Ray "
-                              f"(each worker needs one): give --workers {cpus} or fewer, or "
-                              "leave --workers out")
+            raise _too_many_workers(self.workers, cpus, where)
         if stay:
             self._started_ray = False   # no run stops it
 
