@@ -49,16 +49,18 @@ def _present(requirement: str) -> bool:
     return REQUIREMENTS[requirement][0]()
 
 
-# The modules that take longest (their tests' total time, pytest --junitxml, 2026-12-03) go
-# first: spread over the parallel pass's workers from its start, none of them is left running
-# alone at its end. (`--dist loadfile` hands out whole modules in this order: see
-# pytest_configure.)
-LONGEST_FIRST = ("test_league.py", "test_serve_life.py", "test_starters.py",
-                 "test_no_orphans.py", "test_ray_league.py", "test_ismcts.py",
-                 "test_fair_play.py", "test_replay_viewer.py", "test_serve_accounts.py",
-                 "test_conformance.py", "test_serve_pages.py", "test_sprt_cli.py",
-                 "test_serve_admission.py", "test_serve.py", "test_flowers_mandala_properties.py",
-                 "test_botcheck.py", "test_flowers_properties.py", "test_ladder_site.py")
+# The modules that take longest (their tests' total time, pytest --durations=0, 2026-12-04,
+# less what that evening's changes saved) go first: spread over the parallel pass's workers
+# from its start, none of them is left running alone at its end. (`--dist loadfile` hands
+# out whole modules in this order: see pytest_configure.)
+LONGEST_FIRST = ("test_serve_life.py", "test_league.py", "test_starters.py",
+                 "test_no_orphans.py", "test_ray_league.py", "test_conformance.py",
+                 "test_fair_play.py", "test_serve_pages.py", "test_serve_admission.py",
+                 "test_serve_accounts.py", "test_ismcts.py", "test_replay_viewer.py",
+                 "test_sprt_cli.py", "test_serve.py", "test_ray_nodes.py",
+                 "test_flowers_properties.py", "test_botcheck.py", "test_mandala_properties.py",
+                 "test_misbehaving_bots.py", "test_serve_cli.py", "test_serve_lists.py",
+                 "test_flowers_mandala_properties.py", "test_ladder_site.py")
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -116,6 +118,35 @@ def pytest_addoption(parser) -> None:
     parser.addoption("--scale", default=None, metavar="X",
                      help="Play X times the property tests' game counts (tests/sizes.py; "
                           "same as ARENA_TEST_SCALE=X).")
+
+
+def _python_speed_ms() -> float:
+    """How fast this machine runs Python now: CPU ms for 40,000 chained sha256 (the fairness
+    bench's fixed work), the median of 5. The suite's times scale with it, and shared
+    machines of one kind differ: 20 ms idle on 2026-12-04's evening machine, 14 ms that
+    afternoon (a single run varied from 18 to 32 ms within seconds)."""
+    import hashlib
+    times = []
+    for _ in range(5):
+        started, digest = time.thread_time(), b"arena"
+        for _ in range(40_000):
+            digest = hashlib.sha256(digest).digest()
+        times.append(1000 * (time.thread_time() - started))
+    return sorted(times)[2]
+
+
+def pytest_sessionstart(session) -> None:
+    session.config.stash[_SPEED_AT_START] = _python_speed_ms()
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    if not hasattr(config, "workerinput"):   # the run's own process, not an xdist worker
+        terminalreporter.write_line(
+            f"machine speed (40,000 chained sha256, CPU): {config.stash[_SPEED_AT_START]:.1f} "
+            f"ms at the start, {_python_speed_ms():.1f} ms at the end")
+
+
+_SPEED_AT_START = pytest.StashKey[float]()
 
 
 def pytest_configure(config) -> None:
