@@ -269,6 +269,26 @@ def test_without_freezing_the_same_thief_takes_cpu_from_its_opponent(tmp_path):
     assert max(stolen) > 0.012, stolen
 
 
+@pytest.mark.slow
+@pytest.mark.serial   # the bench measures CPU and move times
+def test_bench_fairness_prints_its_measures_and_the_thief_stays_frozen():
+    done = subprocess.run([*ARENA, "bench", "fairness", "--matches", "2", "--deals", "1",
+                           "--repeats", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = dict(re.findall(r"^(\S.*?)\s{2,}(\d+\.\d+ (?:ms|matches/s))", done.stdout, re.M))
+    assert sorted(rows) == sorted([
+        "fixed-work median move, against a quiet bot",
+        "fixed-work median move, against the CPU thief",
+        "CPU the thief used during one fixed-work move, at most",
+        "league, before fair play (process per bot, not frozen)",
+        "league, fair play (process per bot and seat, frozen)"]), done.stdout
+    # Frozen between its turns, the thief's 30 spinners got next to nothing of any move.
+    assert float(rows["CPU the thief used during one fixed-work move, at most"].split()[0]) \
+        < 10, done.stdout
+    assert re.search(r"\d\.\d\dx \(target <= 1\.2x: (met|NOT met)\)", done.stdout)
+    assert re.search(r"\d\.\d\dx \(target >= 0\.8x: (met|NOT met)\)", done.stdout)
+
+
 def thief_matches(folder, game: str = "mandala", freeze: bool = True) -> list[float]:
     """CPU seconds the thief took during each move of the fixed-work bot, over two matches
     against it (a seat each), on a host that freezes bots between turns or not."""
