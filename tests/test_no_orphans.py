@@ -167,3 +167,74 @@ def test_the_end_of_a_league_on_ray_leaves_no_bot(tmp_path):
             arena.wait()
     assert_all_gone(owners, pids)
 
+
+
+# An arena stand-in that, like the sandbox's spawn, hands a process its bot cgroup as a
+# descriptor of `cgroup.procs` (the in-sandbox init would write itself into it): until then
+# that process is in no bot cgroup, as bwrap and its child are while a sandbox starts.
+STARTING_SANDBOX = """
+import os, subprocess, sys, time
+from arena.sandbox import reaper
+folder = sys.argv[1]
+group = os.path.join(folder, f"{os.getpid()}-0")
+os.mkdir(group)
+reaper.watch([folder])
+descriptor = os.open(os.path.join(group, "cgroup.procs"), os.O_WRONLY)
+starting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                            pass_fds=[descriptor], start_new_session=True)
+os.close(descriptor)
+print(starting.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_sandbox_still_starting_when_its_arena_is_killed_is_ended_by_its_reaper():
+    # Seen once: a bwrap child stuck in its start-up when its arena (a Ray actor) was
+    # killed slept on for hours, outside every cgroup, holding the bot's cgroups.
+    from arena.sandbox import cgroups
+    if not cgroups.placement().folders:
+        pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")
+    _, folder = next(iter(cgroups.placement().folders.values()))
+    arena = subprocess.Popen([sys.executable, "-c", STARTING_SANDBOX, str(folder)],
+                             stdout=subprocess.PIPE, text=True)
+    starting = int(arena.stdout.readline())
+    group = folder / f"{arena.pid}-0"
+    try:
+        assert alive({starting}) and str(starting) not in (group / "cgroup.procs").read_text()
+        arena.kill()
+        arena.wait()
+        deadline = time.monotonic() + GONE_WITHIN
+        while alive({starting}) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive({starting}), "the process starting a sandbox outlived its arena"
+        assert not group.exists()
+    finally:
+        if alive({starting}):
+            os.kill(starting, signal.SIGKILL)   # by pid: the test's own
+        if group.exists():
+            group.rmdir()
+
+
+@pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
+def test_a_sandbox_still_starting_for_a_gone_arena_is_ended_by_the_next_sweep():
+    from arena.sandbox import cgroups
+    if not cgroups.placement().folders:
+        pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")
+    _, folder = next(iter(cgroups.placement().folders.values()))
+    gone = subprocess.Popen(["true"])   # an arena process whose reaper died with it
+    gone.wait()
+    group = folder / f"{gone.pid}-0"
+    group.mkdir()
+    descriptor = os.open(group / "cgroup.procs", os.O_WRONLY)
+    starting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                pass_fds=[descriptor], start_new_session=True)
+    os.close(descriptor)
+    try:
+        sweep = cgroups.sweep_orphans()
+        assert starting.wait(timeout=GONE_WITHIN) == -signal.SIGKILL
+        assert gone.pid in sweep.owners and sweep.processes >= 1 and not group.exists()
+    finally:
+        if starting.poll() is None:
+            starting.kill()   # by pid: the test's own
+        if group.exists():
+            group.rmdir()

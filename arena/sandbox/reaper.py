@@ -9,7 +9,8 @@ machine reboots. Two things prevent it:
   a small process of its own session (and no child of the arena: it forks away from its
   launcher) that waits for the arena process to end (a pidfd), then kills the processes of
   every bot cgroup that process made (`<pid>-<n>`), thaws them so the kill lands, and removes
-  the cgroups. It outlives the arena by the moment this takes.
+  the cgroups; and kills any process still starting a sandbox for it (`stragglers`). It
+  outlives the arena by the moment this takes.
 - `end_bot_cgroups(...)`, which the next arena command runs too (`cgroups.sweep_orphans`) for
   any bot cgroup whose owner is gone, should the reaper have been killed with the arena.
 
@@ -94,6 +95,49 @@ def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[i
                     break
                 time.sleep(0.01)
     return len(killed), removed
+
+
+def stragglers(folders: list[str], gone) -> set[int]:
+    """Processes holding a descriptor of `cgroup.procs` in a bot cgroup `<owner>-<n>` of
+    `folders` whose owner is `gone(owner)`. A sandbox gets its bot's cgroups as such
+    descriptors, and its in-sandbox init writes itself into them: until then bwrap and its
+    child are in no bot cgroup, so killing the cgroups' members misses them. A bwrap child
+    stuck in its start-up when its parent died slept on forever (seen once, 2026-12-04),
+    and it still held them (a removed cgroup's path reads the same)."""
+    roots = {folder.rstrip("/") for folder in folders}
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            descriptors = os.listdir(f"/proc/{entry}/fd")
+        except OSError:
+            continue
+        for descriptor in descriptors:
+            try:
+                target = os.readlink(f"/proc/{entry}/fd/{descriptor}")
+            except OSError:
+                continue
+            group, _, name = target.rpartition("/")
+            root, _, bot = group.rpartition("/")
+            owner, _, number = bot.partition("-")
+            if (name == "cgroup.procs" and root in roots and owner.isdigit()
+                    and number.isdigit() and gone(int(owner))):
+                found.add(int(entry))
+                break
+    return found
+
+
+def kill(pids: set[int]) -> int:
+    """SIGKILLs `pids`; how many it reached."""
+    reached = 0
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            reached += 1
+        except (ProcessLookupError, PermissionError):
+            pass
+    return reached
 
 
 def _remove_subgroups(group: str) -> None:
@@ -210,6 +254,7 @@ def main(argv: list[str]) -> None:
     if os.fork() != 0:
         os._exit(0)
     _wait_for_end(owner, watch)
+    kill(stragglers(folders, lambda pid: pid == owner))
     for groups in owned_by(folders, owner).values():
         end_bot_cgroups(groups)
 
