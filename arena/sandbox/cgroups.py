@@ -184,8 +184,8 @@ def sweep_orphans() -> Sweep:
         cgroups += removed
         processes += killed
     if owners:   # a sandbox still starting for one of them is in none of its cgroups
-        processes += reaper.kill(reaper.stragglers(
-            [str(folder) for folder in arena_folders()], lambda owner: owner in owners))
+        processes += len(reaper.kill(reaper.stragglers(
+            [str(folder) for folder in arena_folders()], lambda owner: owner in owners)))
     sweep = Sweep(tuple(sorted(owners)), cgroups, processes)
     if owners:
         # Bots that outlived their arena are news; empty cgroups left behind are tidying.

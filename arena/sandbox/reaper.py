@@ -71,12 +71,7 @@ def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[i
     killed: set[int] = set()
     deadline = time.monotonic() + timeout
     while (pids := _members(groups)) and time.monotonic() < deadline:
-        for pid in pids:   # the kill first, then the thaw: a thawed bot never runs a moment
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except (ProcessLookupError, PermissionError):
-                pass
+        killed |= kill(pids)   # the kill first, then the thaw: a thawed bot never runs a moment
         for group in groups:
             _thaw(group)
         time.sleep(0.01)
@@ -128,13 +123,13 @@ def stragglers(folders: list[str], gone) -> set[int]:
     return found
 
 
-def kill(pids: set[int]) -> int:
-    """SIGKILLs `pids`; how many it reached."""
-    reached = 0
+def kill(pids: set[int]) -> set[int]:
+    """SIGKILLs `pids`; those it reached."""
+    reached = set()
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
-            reached += 1
+            reached.add(pid)
         except (ProcessLookupError, PermissionError):
             pass
     return reached
