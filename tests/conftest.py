@@ -135,18 +135,19 @@ def _python_speed_ms() -> float:
     return sorted(times)[2]
 
 
+_SPEED_AT_START = pytest.StashKey[float]()
+
+
 def pytest_sessionstart(session) -> None:
-    session.config.stash[_SPEED_AT_START] = _python_speed_ms()
+    if not hasattr(session.config, "workerinput"):   # the run's own process, not a worker
+        session.config.stash[_SPEED_AT_START] = _python_speed_ms()
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
-    if not hasattr(config, "workerinput"):   # the run's own process, not an xdist worker
+    if _SPEED_AT_START in config.stash:
         terminalreporter.write_line(
             f"machine speed (40,000 chained sha256, CPU): {config.stash[_SPEED_AT_START]:.1f} "
             f"ms at the start, {_python_speed_ms():.1f} ms at the end")
-
-
-_SPEED_AT_START = pytest.StashKey[float]()
 
 
 def pytest_configure(config) -> None:

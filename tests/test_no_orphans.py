@@ -168,7 +168,6 @@ def test_the_end_of_a_league_on_ray_leaves_no_bot(tmp_path):
     assert_all_gone(owners, pids)
 
 
-
 # An arena stand-in that, like the sandbox's spawn, hands a process its bot cgroup as a
 # descriptor of `cgroup.procs` (the in-sandbox init would write itself into it): until then
 # that process is in no bot cgroup, as bwrap and its child are while a sandbox starts.
