@@ -267,6 +267,18 @@ def test_a_bot_killed_by_sigkill_forfeits_as_killed_by_signal_9_without_a_traceb
     assert "Traceback" not in log and "OSError" not in log
 
 
+def test_a_bot_cannot_end_its_sandboxs_init_and_so_never_passes_its_crash_off_as_the_hosts(
+        host, good):
+    # Its init keeps another uid (root): every signal is refused, and its own exit is a crash.
+    # (An unprivileged arena's init, of the bot's uid: tests/test_sandbox_nonroot.py.)
+    record, log, _ = play_misbehaving(host, good, MISBEHAVING / "kill_init")
+    forfeit = forfeit_of(record)
+    assert (forfeit["seat"], forfeit["reason"]) == (0, "crash")
+    assert "exited with status 3" in forfeit["detail"], forfeit
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGKILL"):
+        assert f"kill_init: {name} refused" in log, log
+
+
 @pytest.mark.parametrize("name", ["../../../../tmp/x/pwned", "a/b", ".hidden", "x" * 65, ""])
 def test_a_manifest_name_that_is_not_a_plain_name_is_refused_in_one_line(tmp_path, name):
     folder = tmp_path / "traversal"

@@ -34,6 +34,7 @@ NOBODY = 65534
 """The unprivileged uid (and gid) the arena runs as: `nobody` on Debian."""
 ROOT = Path(__file__).resolve().parent.parent
 USERNS_BOT = ROOT / "tests" / "misbehaving_bots" / "userns"
+KILL_INIT_BOT = ROOT / "tests" / "misbehaving_bots" / "kill_init"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 
 
@@ -210,6 +211,23 @@ def test_inside_a_bot_of_an_unprivileged_arena_no_user_namespace_can_be_made(nob
         in log, log
     assert "userns: bwrap: refused (" in log, log
     assert "made one" not in log and "not run" not in log, log
+
+
+def test_a_bot_that_kills_the_init_of_its_own_uid_forfeits_with_a_crash_not_a_host_fault(
+        nobody, work):
+    # Here its init runs as its uid: the catchable signals are ignored, SIGKILL ends it, and
+    # the init's "started" report makes that the bot's crash (tests/misbehaving_bots/kill_init).
+    done = nobody.run([*ARENA, "play", "mandala", "--bot", KILL_INIT_BOT,
+                       "--bot", ROOT / "sample_bots" / "random", "--seed", 3,
+                       "--record", work / "k.json"], work)
+    assert done.returncode == 0, done.stdout + done.stderr
+    forfeit = json.loads((work / "k.json").read_text())["result"]["forfeit"]
+    assert (forfeit["seat"], forfeit["reason"]) == (0, "crash"), forfeit
+    assert "ended its sandbox's init" in forfeit["detail"], forfeit
+    log = next((work / "k.logs").glob("kill_init-*.log")).read_text()
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGKILL"):
+        assert f"kill_init: {name} sent" in log, log
+    assert "Traceback" not in done.stderr
 
 
 def run_probe_in_bwrap(nobody: Unprivileged, work: Path, *options: str) -> str:

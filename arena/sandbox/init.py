@@ -1,5 +1,11 @@
-"""The bot's init inside the sandbox: joins the bot's cgroups, sets its limits, drops root,
-runs the bot's command, and reaps and kills whatever the command leaves behind.
+"""The bot's init inside the sandbox: joins the bot's cgroups, sets its limits, runs the bot's
+command (as the bot's uid), and reaps and kills whatever the command leaves behind.
+
+The bot must not be able to end its init: an init that ends without reporting the command's
+end would make the bot's crash look like the host's (a sandbox that never ran its command).
+So the init keeps root when the bot gets a uid of its own (a bot cannot signal another uid's
+process), ignores every signal it can, and reports "started" before it starts the command:
+a sandbox whose init reported that and then no end was ended by the bot.
 
 Run as a script by an isolated interpreter (`python -I -S init.py SPEC -- ARGV...`): it needs
 nothing but the standard library, and nothing of the bot's folder or PYTHONPATH is imported.
@@ -18,9 +24,9 @@ PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
 
 
 def main() -> None:
-    """Sets the limits, drops to the bot's uid, becomes a child subreaper (so every orphan of
-    the bot, daemons included, stays its descendant and within reach of the arena's kill),
-    runs ARGV, and when ARGV ends kills whatever it left behind, then exits with ARGV's status
+    """Sets the limits, becomes a child subreaper (so every orphan of the bot, daemons
+    included, stays its descendant and within reach of the arena's kill), runs ARGV as the
+    bot's uid, and when ARGV ends kills whatever it left behind, then exits with ARGV's status
     (and reports it on the status descriptor). When the arena's pipe closes, the arena is gone
     (even if it died before bwrap could arrange to die with it): it kills ARGV, and so the
     rest, at once.
@@ -32,19 +38,23 @@ def main() -> None:
         os.close(fd)
     for name, soft, hard in spec["rlimits"]:
         resource.setrlimit(getattr(resource, name), (soft, hard))
-    if spec["uid"] is not None:
-        os.setgroups([])
-        os.setgid(spec["gid"])
-        os.setuid(spec["uid"])  # drops every capability too
+    ignored = ignore_signals()
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     arena_fd, status_fd = spec["arena_fd"], spec["status_fd"]
     os.set_inheritable(arena_fd, False)   # the bot gets neither
     os.set_inheritable(status_fd, False)
+    report(status_fd, {"started": True})   # before the bot exists: it cannot come first
     bot = os.fork()
     if bot == 0:
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        for signum, handler in ignored.items():   # the bot's start is as it was
+            signal.signal(signum, handler)
+        if spec["uid"] is not None:
+            os.setgroups([])
+            os.setgid(spec["gid"])
+            os.setuid(spec["uid"])  # drops every capability too
+        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # after setuid, which clears it
         try:
             os.execvp(argv[0], argv)
         except OSError as error:
@@ -63,12 +73,8 @@ def main() -> None:
         if bot == -1:
             for child in children_of_self():
                 os.kill(child, signal.SIGKILL)
-    report = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status)
-              else {"exit": os.waitstatus_to_exitcode(status)})
-    try:
-        os.write(status_fd, json.dumps(report).encode())
-    except OSError:
-        pass   # the arena is gone
+    report(status_fd, {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status)
+           else {"exit": os.waitstatus_to_exitcode(status)})
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         try:
@@ -78,6 +84,30 @@ def main() -> None:
         os.kill(os.getpid(), signum)
         os._exit(128 + signum)
     os._exit(os.waitstatus_to_exitcode(status))
+
+
+def ignore_signals() -> dict:
+    """Ignores every signal that can be ignored (the bot, under the same uid when the arena is
+    not root, could end the init with one); returns each one's former handler. SIGKILL and
+    SIGSTOP cannot be: the "started" report covers an init killed by the bot, and a stopped
+    one only stops reaping."""
+    ignored = {}
+    for signum in signal.valid_signals():
+        if signum in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD):
+            continue   # SIGCHLD ignored would reap the bot before `os.wait` sees its status
+        try:
+            ignored[signum] = signal.signal(signum, signal.SIG_IGN)
+        except (OSError, ValueError):
+            continue   # one the C library keeps for itself (the threads' signals)
+    return ignored
+
+
+def report(status_fd: int, facts: dict) -> None:
+    """One line of JSON on the status descriptor (a pipe: one write, whole, under PIPE_BUF)."""
+    try:
+        os.write(status_fd, json.dumps(facts).encode() + b"\n")
+    except OSError:
+        pass   # the arena is gone
 
 
 def end_with_arena(arena_fd: int) -> None:

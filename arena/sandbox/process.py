@@ -315,28 +315,43 @@ class SandboxedProcess:
 
     def death(self) -> str:
         """How the bot's command ended, once the sandbox has: "exited with status N", "killed
-        by signal N", or that the kernel killed it for going over its memory limit."""
+        by signal N", that the kernel killed it for going over its memory limit, or that its
+        init ended before it could tell (the bot killed it: see `init`)."""
         if self.memory_killed():
             return "killed for going over its memory limit"
         status = self._end_report()
         if "signal" in status:
             return f"killed by signal {status['signal']}"
-        return f"exited with status {status.get('exit', self._popen.returncode)}"
+        if "exit" in status:
+            return f"exited with status {status['exit']}"
+        if status.get("started"):
+            return (f"ended its sandbox's init, which then could not report its end (the "
+                    f"sandbox exited with status {self._popen.returncode})")
+        return f"exited with status {self._popen.returncode}"
 
     def never_ran(self) -> bool:
-        """True when the sandbox ended without running the bot's command: bubblewrap or the
-        init failed (the init reports every end of the command it ran; the bot cannot end its
-        init, pid 1 of its namespace) and the kernel did not kill it for its memory."""
-        return (self._popen.poll() is not None and not self._end_report()
+        """True when the sandbox ended without starting the bot's command: bubblewrap or the
+        init failed before the init's "started" report (the bot did not exist yet) and the
+        kernel did not kill it for its memory. An init ended after that was the bot's doing."""
+        return (self._popen.poll() is not None and not self._end_report().get("started")
                 and not self.memory_killed())
 
     def _end_report(self) -> dict:
-        """What the init reported of the bot's end ({} if it could not: killed itself)."""
+        """What the init reported, its lines merged: "started" once it starts the command,
+        then "exit" or "signal" once the command ends ({} if it reported nothing)."""
         if self._status is None and self._popen.returncode is not None:
+            self._status = {}
             try:
-                self._status = json.loads(os.read(self._status_end, 4096) or b"{}")
-            except (OSError, ValueError):
-                self._status = {}
+                lines = os.read(self._status_end, 4096).splitlines()
+            except OSError:
+                lines = []
+            for line in lines:
+                try:
+                    facts = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(facts, dict):
+                    self._status.update(facts)
         return self._status or {}
 
     # -- CPU fairness ----------------------------------------------------------------------
