@@ -239,7 +239,9 @@ def test_a_bot_whose_code_raises_forfeits_at_once_and_plays_the_next_match(host)
     for record, seat in ((first, 0), (second, 1)):
         assert record["result"]["forfeit"]["seat"] == seat
         assert record["result"]["forfeit"]["reason"] == "error"
-        assert "RuntimeError: a bug in the bot" in record["result"]["forfeit"]["detail"]
+        detail = record["result"]["forfeit"]["detail"]
+        assert "RuntimeError: a bug in the bot\\x1b[2J\\r\\nscores [99, 0]" in detail, detail
+        assert detail.isprintable(), detail   # no escape, no line break: shown, not obeyed
         assert sum(1 for mover, _ in record["moves"] if mover == seat) == 2
     log = (host.log_dir / f"raises-{raises.version}.log").read_text()
     assert "Traceback" in log and "a bug in the bot" in log

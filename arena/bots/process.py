@@ -78,6 +78,12 @@ spinner's 0.9-7 ms in every 30 ms gap, over 1 ms in most). So a bot is frozen wh
 last 4 short gaps were over their allowance: a spinner at its third."""
 
 
+def _visible(text: str) -> str:
+    """A bot's own text as one line of visible characters: a terminal escape or a line break
+    in it would rewrite what the operator's terminal shows (a forged result line, say)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 # -- one bot process ------------------------------------------------------------------------
 _ENDED = object()   # put in a bot's reply queue when its stream is over
 
@@ -327,7 +333,8 @@ class BotProcess:
             raise BotProtocolError(self.spec.name, f"answered act {reply.act_id}, "
                                                    f"but act {act_id} was asked")
         if reply.error:
-            raise BotReportedError(self.spec.name, f"its code failed: {reply.error[:200]}")
+            raise BotReportedError(self.spec.name,
+                                   f"its code failed: {_visible(reply.error[:200])}")
         if len(reply.move) > MAX_MOVE_CHARS:
             raise BotProtocolError(self.spec.name, f"a move of {len(reply.move)} characters")
         return reply.move

@@ -1,4 +1,7 @@
-"""Its code raises at its third move of every match; otherwise it plays the first legal move."""
+"""Its code raises at its third move of every match; otherwise it plays the first legal move.
+
+Its error's text carries a terminal escape (clear the screen) and a line break before a forged
+result line: the arena must show them as text, never send them to a terminal as they are."""
 from arena.sdk import Bot
 
 
@@ -11,7 +14,7 @@ class Raises(Bot):
     def act(self, observation, legal_moves):
         self.moves += 1
         if self.moves == 3:
-            raise RuntimeError("a bug in the bot")
+            raise RuntimeError("a bug in the bot\x1b[2J\r\nscores [99, 0] end normal")
         return legal_moves[0]
 
 
