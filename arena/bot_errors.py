@@ -35,9 +35,10 @@ class BotTimeout(BotError):
     run_queue_wait: float | None = None
     """Seconds its threads had waited for a CPU since their mark, then (see arena.hostload)."""
     machine_cpu_seconds: float | None = None
+    arena_cpu_seconds: float | None = None
     at: float | None = None
-    """The machine's CPU-time counter and time.monotonic() when it timed out (before the kill,
-    which is the arena's work, not the others')."""
+    """The machine's and the arena process's CPU-time counters and time.monotonic() when it
+    timed out (before the kill, which is the arena's work, not the others')."""
 
 
 class BotCrashed(BotError):

@@ -7,7 +7,10 @@ less than `STARVED_SHARE` of its core on average while its threads were waiting 
 (their run-queue wait, /proc/TID/schedstat), the host kept it off the CPU and the timeout is
 voided (`arena.errors.HostOverloaded`); else the bot simply thought too long (or slept) and
 loses on time. A bot cannot fake this: its own processes count as the bot's, never as the
-others', and its own threads' waits alone cannot make a timeout the host's.
+others', and its own threads' waits alone cannot make a timeout the host's. Nor does the
+arena's own process count as the others (`arena_cpu_seconds`): a bot can make it work (by
+calling its server again and again: at 6 threads, a quarter of a core) but never starves
+it of anything but that, and it does almost nothing else while a bot thinks.
 
 "The machine" is the CPUs the arena may run on: all of them, or the one a league worker is
 pinned to with its bots (`pin`), whose others' use is what a bot there competes with.
@@ -79,6 +82,13 @@ def pin(cpu: int) -> None:
     _cpus, _read_counter = frozenset({cpu}), None
 
 
+def arena_cpu_seconds() -> float:
+    """CPU time this arena process (all its threads) used so far: not the others' (a bot that
+    keeps the arena busy, calling its server in a loop, must not pass that off as the host's
+    load). A counter: compare two readings."""
+    return time.process_time()
+
+
 def machine_cpu_seconds() -> float:
     """CPU time every process of the machine used so far on this arena's CPUs (`cpus`): all
     of them, unless it was pinned to some. A counter: compare two readings."""
@@ -128,6 +138,7 @@ class MoveLoad:
     cores: int           # cores the bots may run on
     bot_cores: float     # the bot's CPU quota, in cores
     waited: float | None  # seconds its threads waited for a CPU (see `starved`; None: unknown)
+    arena_cpu: float = 0.0  # CPU seconds of the arena's own process: in neither of the above
 
     @property
     def share_left(self) -> float:
@@ -160,9 +171,11 @@ class MoveLoad:
 
     def describe(self) -> str:
         waited = "" if self.waited is None else f", its threads' CPU wait {self.waited:.3f} s"
+        arena = (f" (and the arena, not counted, {self.arena_cpu:.3f} s)"
+                 if self.arena_cpu >= 0.001 else "")
         return (f"on CPU {self.bot_cpu:.3f} s of {self.wall:.3f} s; other processes used "
                 f"{self.others_cpu / self.wall if self.wall > 0 else 0:.2f} of {self.cores} "
-                f"cores, leaving it {self.share_left:.0%} of its core{waited}")
+                f"cores{arena}, leaving it {self.share_left:.0%} of its core{waited}")
 
 
 class Watch:
@@ -190,12 +203,15 @@ class Watch:
 
 
 def measure(wall: float, bot_cpu: float | None, waited: float | None, machine_before: float,
-            bot_cores: float = 1.0, machine_after: float | None = None) -> MoveLoad:
+            bot_cores: float = 1.0, machine_after: float | None = None,
+            arena_cpu: float = 0.0) -> MoveLoad:
     """The load of a move that started when the machine had used `machine_before` CPU
     seconds and ended at `machine_after` (default: now); `bot_cpu` None (not measurable)
-    counts the bot as having used none."""
+    counts the bot as having used none; `arena_cpu`, the arena process's own CPU meanwhile
+    (`arena_cpu_seconds`), is not the others'."""
     bot = max(0.0, bot_cpu or 0.0)
+    arena = max(0.0, arena_cpu)
     if machine_after is None:
         machine_after = machine_cpu_seconds()
-    others = max(0.0, machine_after - machine_before - bot)
-    return MoveLoad(wall, bot, others, cores(), bot_cores, waited)
+    others = max(0.0, machine_after - machine_before - bot - arena)
+    return MoveLoad(wall, bot, others, cores(), bot_cores, waited, arena)

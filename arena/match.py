@@ -301,6 +301,7 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             if forfeit is not None:
                 return forfeit
         machine_before = hostload.machine_cpu_seconds()
+        arena_before = hostload.arena_cpu_seconds()
         if machine.busy(machine_before):   # this move may be starved: time its waits alone
             seat.mark_run_queue()
         started = time.monotonic()
@@ -310,7 +311,8 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             return _timeout(seat, mover, ply, error.problem,
                             (error.at or time.monotonic()) - started,
                             _spent(cpu_before, error.cpu_seconds), error.run_queue_wait,
-                            machine_before, progress, error.machine_cpu_seconds)
+                            (machine_before, error.machine_cpu_seconds),
+                            (arena_before, error.arena_cpu_seconds), progress)
         except BotError as error:
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
@@ -320,7 +322,7 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             return _timeout(seat, mover, ply, f"answered after {elapsed:.3f} s, allowed "
                                               f"{move_clock.allowed:.3f} s",
                             elapsed, _spent(cpu_before, cpu_after), seat.run_queue_wait(),
-                            machine_before, progress)
+                            (machine_before, None), (arena_before, None), progress)
         try:
             state.apply(move)
         except IllegalMoveError as error:
@@ -389,11 +391,16 @@ def _spent(cpu_before: float | None, cpu_after: float | None) -> float | None:
 
 
 def _timeout(seat: Seat, mover: int, ply: int, problem: str, wall: float,
-             bot_cpu: float | None, waited: float | None, machine_before: float,
-             progress: _Progress, machine_after: float | None = None) -> _Forfeit:
+             bot_cpu: float | None, waited: float | None,
+             machine: tuple[float, float | None], arena: tuple[float, float | None],
+             progress: _Progress) -> _Forfeit:
     """A timeout forfeit, with what the machine did meanwhile in the record; HostOverloaded
-    instead when other processes kept the bot off the CPU it was due (see arena.hostload)."""
-    load = hostload.measure(wall, bot_cpu, waited, machine_before, seat.cores, machine_after)
+    instead when other processes kept the bot off the CPU it was due (see arena.hostload).
+    `machine` and `arena`: their CPU counters at the move's start and at its timeout (None:
+    now)."""
+    arena_after = hostload.arena_cpu_seconds() if arena[1] is None else arena[1]
+    load = hostload.measure(wall, bot_cpu, waited, machine[0], seat.cores, machine[1],
+                            arena_cpu=arena_after - arena[0])
     who = _who(seat, mover, ply)
     if load.starved:
         raise HostOverloaded(f"{who} timed out while other processes held the machine's CPU "

@@ -10,6 +10,9 @@
   machine and on an idle one, and the record keeps what was measured.
 - So is a bot that starts within its start-up budget on an idle machine but not under the
   spinners: its start-up is voided, not a forfeit.
+- A bot that keeps the arena's own process busy (calling its server in a loop) while it spins
+  to its deadline, on a worker pinned to one core, is charged: the arena's work is not the
+  host's load.
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ HERE = Path(__file__).parent
 RANDOM = HERE.parent / "sample_bots" / "random"
 HUNGRY = HERE / "lifecycle_bots" / "hungry"
 LATE = HERE / "misbehaving_bots" / "late"
+SERVER_SPAMMER = HERE / "hostile_bots" / "server_spammer"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 QUICK = TimeControl(move_time=0.5, startup=20.0)
 
@@ -198,3 +202,41 @@ def test_a_bot_that_overruns_its_time_is_charged_with_what_was_measured(host, lo
     else:
         assert load["waited"] < 0.25 * load["wall"], load
     assert "other processes used" in record["result"]["forfeit"]["detail"]
+
+
+_PINNED_MATCH = """
+import json, sys
+from pathlib import Path
+from arena import hostload
+from arena.bots import BotHost, BotSpec
+from arena.clock import TimeControl
+from arena.errors import HostOverloaded
+from arena.match import play_match
+hostload.pin(min(hostload.cpus()))   # as a league worker that fills the cores: bots included
+with BotHost(log_dir=sys.argv[1]) as host:
+    seats = [host.seat(BotSpec.load(folder), lane=lane) for lane, folder in enumerate(sys.argv[2:])]
+    try:
+        record = play_match("mandala", 2, {}, 5, seats, TimeControl(move_time=1.0))
+        print(json.dumps({"result": record["result"], "host_load": record["host_load"]}))
+    except HostOverloaded as error:
+        print(json.dumps({"voided": str(error), "measure": error.measure}))
+"""
+
+
+@pytest.mark.serial   # the machine's load is what it measures
+def test_a_bot_that_keeps_the_arena_busy_cannot_pass_that_off_as_the_hosts_load(tmp_path):
+    done = subprocess.run([sys.executable, "-c", _PINNED_MATCH, str(tmp_path),
+                           str(SERVER_SPAMMER), str(RANDOM)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert "voided" not in outcome, outcome   # its own doing: never the host's
+    assert outcome["result"]["forfeit"]["seat"] == 0, outcome
+    assert outcome["result"]["forfeit"]["reason"] == "timeout", outcome
+    load = outcome["host_load"]
+    assert load["voided"] is False and load["share_left"] >= STARVED_SHARE, load
+    # It did make the arena work: about a quarter of the core here, which counted as the
+    # others' voided this timeout in 1 of 2 runs (its many threads wait long enough).
+    assert load["arena_cpu"] >= 0.15 * load["wall"], load
+    log = next(tmp_path.glob("server_spammer-*.log")).read_text()
+    assert "handshakes refused" in log, log

@@ -129,6 +129,7 @@ class BotProcess:
             raise HostError(f"the host could not serve bot {self.spec.name}: {error} (not "
                             "the bot's fault: the match is not played)") from None
         machine_before = hostload.machine_cpu_seconds()
+        arena_before = hostload.arena_cpu_seconds()
         try:
             self.process = self.host.spawn(
                 list(self.spec.command), self.spec.folder, env=env,
@@ -153,7 +154,7 @@ class BotProcess:
                 self.check_host()
                 raise self.death_error("before its handshake")
             if time.monotonic() >= deadline:
-                self._startup_timeout(budget, machine_before)
+                self._startup_timeout(budget, machine_before, arena_before)
         took = time.monotonic() - (deadline - budget)
         if self.host.warn_slow_start and took > budget * STARTUP_WARN_SHARE:
             # Start-up time varies with the machine's load: a bot near its limit here
@@ -165,13 +166,15 @@ class BotProcess:
         self.rest()
         self.rested_cpu = None   # its start-up's rest is no gap: not judged (`_judge_gap`)
 
-    def _startup_timeout(self, budget: float, machine_before: float) -> None:
+    def _startup_timeout(self, budget: float, machine_before: float,
+                         arena_before: float) -> None:
         """Ends a bot that did not start within `budget`, raising BotTimeout, or
         HostOverloaded when other processes kept it off the CPU it was due meanwhile: judged
         as a move's timeout is (`arena.hostload`), its threads' wait counted since spawn."""
         load = hostload.measure(budget, self.process.cpu_seconds(),
                                 self.process.run_queue_wait(), machine_before,
-                                self.host.limits.cpus)
+                                self.host.limits.cpus,
+                                arena_cpu=hostload.arena_cpu_seconds() - arena_before)
         self.kill()
         if load.starved:
             raise HostOverloaded(f"bot {self.spec.name} did not start within {budget:g} s "
@@ -313,6 +316,7 @@ class BotProcess:
             # Before the kill: the timeout's verdict weighs them (arena.hostload).
             timeout.at = time.monotonic()
             timeout.machine_cpu_seconds = hostload.machine_cpu_seconds()
+            timeout.arena_cpu_seconds = hostload.arena_cpu_seconds()
             timeout.cpu_seconds = self.cpu_seconds()
             timeout.run_queue_wait = self.run_queue_wait()
             self.kill()
