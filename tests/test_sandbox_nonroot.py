@@ -225,7 +225,9 @@ def test_a_bot_that_kills_the_init_of_its_own_uid_forfeits_with_a_crash_not_a_ho
     assert (forfeit["seat"], forfeit["reason"]) == (0, "crash"), forfeit
     assert "ended its sandbox's init" in forfeit["detail"], forfeit
     log = next((work / "k.logs").glob("kill_init-*.log")).read_text()
-    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGKILL"):
+    # The init ignored the first four (the bot, 50 ms apart, lived on to send the next);
+    # SIGKILL ended it, and with it the sandbox, often before the bot could say so.
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1"):
         assert f"kill_init: {name} sent" in log, log
     assert "Traceback" not in done.stderr
 
