@@ -48,7 +48,7 @@ def main() -> None:
     bot = os.fork()
     if bot == 0:
         for signum, handler in ignored.items():   # the bot's start is as it was
-            signal.signal(signum, handler)
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         if spec["uid"] is not None:
             os.setgroups([])
             os.setgid(spec["gid"])
