@@ -167,3 +167,88 @@ def test_what_pack_folder_accepts_the_service_unpacks_and_the_same_size_is_measu
     (bot / "data.bin").write_bytes(os.urandom(63 * 1024 + 500))
     with pytest.raises(UploadError, match="over the upload limits"):
         pack_folder(bot, limits)
+
+
+# -- GNU sparse files: holes tarfile would fill with zeros, never read from the upload -----------
+
+GiB = 1024 ** 3
+
+
+def pax_gz(*entries: tuple[tarfile.TarInfo, io.BytesIO]) -> bytes:
+    """A gzipped pax tar of `entries` as given (their size and pax headers kept)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for info, data in entries:
+            data.seek(0)
+            tar.addfile(info, data)
+    return buffer.getvalue()
+
+
+def _sized(info: tarfile.TarInfo, data: bytes) -> tuple[tarfile.TarInfo, io.BytesIO]:
+    """`info` sized for `data`, and `data` to read: what TarFile.addfile takes."""
+    info.size = len(data)
+    return info, io.BytesIO(data)
+
+
+def sparse_entry(pax: dict[str, str], data: bytes) -> tuple[tarfile.TarInfo, io.BytesIO]:
+    info, stream = _sized(entry("holes.bin"), data)
+    info.pax_headers = pax
+    return info, stream
+
+
+SPARSE_1_0_MAP = b"1\n0\n1\n".ljust(512, b"\0")   # one 1-byte region at 0, then the byte
+SPARSE_BOMBS = {   # each claims a 1 GiB file in a few hundred bytes
+    "0.0": sparse_entry({"GNU.sparse.size": str(GiB), "GNU.sparse.numblocks": "1",
+                         "GNU.sparse.offset": "0", "GNU.sparse.numbytes": "1"}, b"A"),
+    "0.1": sparse_entry({"GNU.sparse.map": "0,1", "GNU.sparse.realsize": str(GiB)}, b"A"),
+    "1.0": sparse_entry({"GNU.sparse.major": "1", "GNU.sparse.minor": "0",
+                         "GNU.sparse.name": "holes.bin", "GNU.sparse.realsize": str(GiB)},
+                        SPARSE_1_0_MAP + b"A".ljust(512, b"\0")),
+    "realsize alone": sparse_entry({"GNU.sparse.realsize": str(GiB)}, b"A"),
+}
+
+
+@pytest.mark.parametrize("variant", SPARSE_BOMBS)
+def test_pax_sparse_files_are_refused_in_one_line_and_nothing_is_written(tmp_path, variant):
+    data = pax_gz(_sized(entry("bot.toml"), b'name = "x"\n'), SPARSE_BOMBS[variant])
+    assert len(data) < 1024
+    with pytest.raises(UploadError) as refused:
+        unpack(data, tmp_path / "out")
+    assert str(refused.value).startswith("the upload holds a sparse file: a bot folder may "
+                                         "hold only plain files and folders")
+    assert "\n" not in str(refused.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_sparse_keys_in_a_global_pax_header_are_refused(tmp_path):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT,
+                      pax_headers={"GNU.sparse.realsize": str(GiB)}) as tar:
+        tar.addfile(*_sized(entry("bot.py"), b"A"))
+    with pytest.raises(UploadError, match="sparse file"):
+        unpack(buffer.getvalue(), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_bytes_written_count_against_the_cap_even_past_the_sparse_checks(tmp_path,
+                                                                         monkeypatch):
+    """Defence in depth: were a sparse file let through, its zeros (never read from the
+    upload, so never counted there) stop at the cap as they are written."""
+    from arena.serve import uploads
+    monkeypatch.setattr(uploads, "_checked_tarinfo", lambda: tarfile.TarInfo)
+    monkeypatch.setattr(uploads, "_is_sparse", lambda tar, member: False)
+    limits = UploadLimits(unpacked_bytes=1024 * 1024)
+    with pytest.raises(UploadError, match="unpacks to more than 1 MiB"):
+        unpack(pax_gz(SPARSE_BOMBS["0.1"]), tmp_path / "out", limits)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_name_that_is_not_utf8_is_refused_as_the_uploads_fault(tmp_path):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.GNU_FORMAT,
+                      encoding="utf-8", errors="surrogateescape") as tar:
+        tar.addfile(*_sized(entry("bot.toml"), b'name = "x"\n'))
+        tar.addfile(*_sized(entry(b"\xff\xfe.txt".decode("utf-8", "surrogateescape")), b"x"))
+    with pytest.raises(UploadError, match=r"has a name that is not UTF-8: rename it$"):
+        unpack(buffer.getvalue(), tmp_path / "out")
+    assert not (tmp_path / "out").exists()

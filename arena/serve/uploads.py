@@ -7,9 +7,11 @@ long name, a pax header), counts against the unpacked cap as it is read, and the
 at the cap; an extended header bigger than `EXTENDED_HEADER_BYTES` is refused before
 tarfile reads its body (tarfile reads a header's whole body at once). Entries and name
 lengths are capped too, and only plain files and folders with relative paths that stay
-inside are accepted; a link, a device, a sparse file, an absolute path or `..` refuses the
-whole upload. Files are written by this code (never by `tarfile.extract`), then the folder
-is made read-only: a bot version never changes once stored.
+inside are accepted; a link, a device, a sparse file (old GNU or pax `GNU.sparse.*`), a name
+that is not UTF-8, an absolute path or `..` refuses the whole upload. Files are written by
+this code (never by `tarfile.extract`), and the bytes written count against the unpacked cap
+too (a hole tarfile would fill with zeros is never read from the stream); then the folder is
+made read-only: a bot version never changes once stored.
 
 The unpacked size is the tar stream's (files with their headers and padding): `pack_folder`
 measures the same, so what `arena submit` sends is never refused for its size.
@@ -127,6 +129,15 @@ def unpack(data: bytes, destination: Path, limits: UploadLimits = UploadLimits()
         raise
 
 
+SPARSE_REFUSED = ("the upload holds a sparse file: a bot folder may hold only plain files and "
+                  "folders (pack it with `arena submit`, or tar without --sparse)")
+
+
+def _over_cap(cap: int) -> UploadError:
+    return UploadError(f"the upload unpacks to more than {cap // MiB} MiB (its files with "
+                       "their tar headers): leave out what the bot does not need")
+
+
 class _CountingReader(io.RawIOBase):
     """The decompressed tar stream, read at most READ_CHUNK bytes at a time and counted: past
     `cap` bytes it raises UploadError, so nothing reading it (tarfile reading a header's
@@ -145,16 +156,14 @@ class _CountingReader(io.RawIOBase):
         chunk = self.source.read(size)
         self.count += len(chunk)
         if self.count > self.cap:
-            raise UploadError(f"the upload unpacks to more than {self.cap // MiB} MiB (its "
-                              "files with their tar headers): leave out what the bot does "
-                              "not need")
+            raise _over_cap(self.cap)
         return chunk
 
 
 def _checked_tarinfo() -> type[tarfile.TarInfo]:
     """A TarInfo class for one upload that refuses, before tarfile reads their bodies, an
     extended header over EXTENDED_HEADER_BYTES, more than CHAINED_HEADERS of them in a row,
-    and sparse files."""
+    and sparse files (before tarfile reads a sparse map: a 1.0 map may claim any length)."""
     in_a_row = [0]
 
     class Checked(tarfile.TarInfo):
@@ -172,9 +181,14 @@ def _checked_tarinfo() -> type[tarfile.TarInfo]:
             else:
                 in_a_row[0] = 0
                 if self.type == tarfile.GNUTYPE_SPARSE:
-                    raise UploadError("the upload holds a sparse file: a bot folder may hold "
-                                      "only plain files and folders")
+                    raise UploadError(SPARSE_REFUSED)
             return super()._proc_member(tar)
+
+        # pax sparse formats 0.0, 0.1 and 1.0: a regular file whose holes read as zeros
+        def _proc_gnusparse_00(self, *args):
+            raise UploadError(SPARSE_REFUSED)
+
+        _proc_gnusparse_01 = _proc_gnusparse_10 = _proc_gnusparse_00
 
     return Checked
 
@@ -187,6 +201,7 @@ def _unpack_into(data: bytes, destination: Path, limits: UploadLimits) -> None:
     except (tarfile.TarError, EOFError, OSError, zlib.error):
         raise UploadError("the upload is not a gzipped tar: send the bot folder packed by "
                           "`arena submit` (or tar czf)") from None
+    written = 0
     with tar:
         for count, member in enumerate(_members(tar), start=1):
             if count > limits.entries:
@@ -195,6 +210,8 @@ def _unpack_into(data: bytes, destination: Path, limits: UploadLimits) -> None:
             if len(member.name) > limits.name_chars:
                 raise UploadError(f"the upload's entry {member.name[:40]!r}... has a name of "
                                   f"{len(member.name)} characters, over {limits.name_chars}")
+            if _is_sparse(tar, member):
+                raise UploadError(SPARSE_REFUSED)
             relative = _safe_path(member)
             if relative is None:
                 continue   # the archive's own root entry "."
@@ -206,9 +223,19 @@ def _unpack_into(data: bytes, destination: Path, limits: UploadLimits) -> None:
             source = tar.extractfile(member)
             with open(target, "xb") as out:   # "x": a second entry of one path is refused
                 while chunk := source.read(READ_CHUNK):   # counted by the stream's reader
+                    written += len(chunk)   # and on disk: what a hole would add unread
+                    if written > limits.unpacked_bytes:
+                        raise _over_cap(limits.unpacked_bytes)
                     out.write(chunk)
             if member.mode & 0o111:
                 target.chmod(0o755)   # executable bits kept (a compiled bot), others not
+
+
+def _is_sparse(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bool:
+    """Any sparse sign the TarInfo check did not stop (a `GNU.sparse.*` key tarfile acts on
+    without a map: `realsize` sets the size, a global header's keys apply to every entry)."""
+    return member.sparse is not None or any(
+        key.startswith("GNU.sparse") for key in (*tar.pax_headers, *member.pax_headers))
 
 
 def _members(tar: tarfile.TarFile):
@@ -240,6 +267,11 @@ def _safe_path(member: tarfile.TarInfo) -> PurePosixPath | None:
         return None
     if any("\0" in part for part in parts):
         raise UploadError(f"the upload's entry {name!r} is not a usable file name")
+    try:   # tarfile keeps undecodable bytes as surrogates; bot versions are hashed by name
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UploadError(f"the upload's entry {name!r} has a name that is not UTF-8: rename "
+                          "it") from None
     return PurePosixPath(*parts)
 
 
