@@ -37,13 +37,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def app_server(app) -> Iterator[str]:
+def app_server(app, **config) -> Iterator[str]:
     """The web app `app` on a real uvicorn server on a free port, in a thread of this process
-    (no admission thread, no matches): its URL, while the block runs."""
+    (no admission thread, no matches): its URL, while the block runs. `config`: more of
+    uvicorn.Config's keywords (quiet by default)."""
     import threading
     import uvicorn
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(),
-                                           log_level="critical"))
+                                           **{"log_level": "critical", **config}))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

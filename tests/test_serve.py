@@ -101,8 +101,8 @@ def test_bots_submitted_by_cli_and_web_form_are_ranked_greedy_above_random(servi
 
     packed = tmp_path / "random.tar.gz"
     packed.write_bytes(pack_folder(SAMPLES / "random"))
+    sign_in(browser, service, "bob")   # the form submits for the signed-in author
     browser.get(service.url + "/submit")
-    browser.find_element(By.ID, "token").send_keys(service.tokens["bob"])
     browser.find_element(By.ID, "bot").send_keys(str(packed))
     browser.find_element(By.ID, "send").click()
     WebDriverWait(browser, 60).until(lambda driver: "/submissions/" in driver.current_url)

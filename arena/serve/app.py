@@ -3,7 +3,8 @@
 Pages (Jinja2, autoescaped: every name, message and log is escaped) work without JavaScript;
 only the replay viewer on a match page uses it. The API under /api/ gives the same data as
 JSON. Who is asking: an `Authorization: Bearer TOKEN` header (API), or the token cookie set by
-the login form (pages); a token sees logs and submissions of its own author only.
+the login form (pages); a token sees logs and submissions of its own author only. A form's POST
+is refused when a browser says it comes from another origin (arena.serve.forms).
 
 Every error is an answer, never a traceback: API errors are one line of JSON
 (`{"error": "..."}`) with a 4xx status, page errors a short page with the same line; an
@@ -22,7 +23,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import (HTMLResponse, JSONResponse, RedirectResponse, Response,
                                  StreamingResponse)
 from starlette.routing import Route
@@ -34,6 +35,7 @@ from arena.serve.lists import page_links, page_params, pairs_json, pairs_of
 from arena.serve.admission import SubmissionError, recheck, submit
 from arena.serve.authors import Author, AuthorError, authenticate, retire_bot
 from arena.serve.db import Ladder, ServiceDB, ladder_id
+from arena.serve.forms import client_gone, read_capped, refuse_cross_site, replayed
 from arena.serve.uploads import UploadError, UploadLimits
 
 log = logging.getLogger(__name__)
@@ -76,7 +78,8 @@ def create_app(service: Service) -> Starlette:
     """The app serving `service`: its routes find it as `request.app.state.service`."""
     app = Starlette(routes=ROUTES, exception_handlers={
         HTTPException: http_error, SubmissionError: refused, UploadError: refused,
-        AuthorError: conflict, paging.CursorError: bad_cursor, Exception: server_error})
+        AuthorError: conflict, paging.CursorError: bad_cursor, ClientDisconnect: client_gone,
+        Exception: server_error})
     app.state.service = service
     return app
 
@@ -112,6 +115,17 @@ def author_of(request: Request, allow_cookie: bool) -> Author | None:
 def need(value: Any, what: str) -> Any:
     if value is None:
         raise HTTPException(404, f"no such {what}")
+    return value
+
+
+ROW_ID_MAX = 2 ** 63 - 1
+"""SQLite's largest integer: a bigger id in a path names nothing (and overflows a query)."""
+
+
+def submission_in_path(request: Request) -> int:
+    value = request.path_params["id"]
+    if value > ROW_ID_MAX:
+        raise HTTPException(404, "no such submission")
     return value
 
 
@@ -255,7 +269,7 @@ def author_page(request: Request) -> Response:
 def submission_page(request: Request) -> Response:
     service: Service = request.app.state.service
     viewer = author_of(request, allow_cookie=True)
-    found = need(views.submission(service.db, request.path_params["id"]), "submission")
+    found = need(views.submission(service.db, submission_in_path(request)), "submission")
     mine = viewer is not None and viewer.id == found.author_id
     return page(request, "submission.html", private=mine, submission=found, mine=mine)
 
@@ -266,12 +280,18 @@ def submit_form(request: Request) -> Response:
 
 
 async def submit_from_form(request: Request) -> Response:
+    """The submit page's form, from a signed-in author: who sends it is known before its
+    body (up to the packed cap) is read, so an unknown sender holds no buffer."""
     service: Service = request.app.state.service
-    body = await _read_capped(request, service.limits.packed_bytes + 64 * 1024)
-    form = await _replayed(request, body).form(max_files=1, max_fields=4,
-                                              max_part_size=1024 * 1024)
+    refuse_cross_site(request)
+    author = author_of(request, allow_cookie=True)
+    if author is None:
+        raise HTTPException(401, "sign in first (/login, with the token `arena author add` "
+                                 "printed for you), then send the form")
+    body = await read_capped(request, service.limits.packed_bytes + 64 * 1024)
+    form = await replayed(request, body).form(max_files=1, max_fields=4,
+                                             max_part_size=1024 * 1024)
     upload = form.get("bot")
-    author = form_author(request, form)
     if upload is None or isinstance(upload, str):
         raise HTTPException(400, "no bot file: choose your bot folder packed as .tar.gz")
     data = await upload.read()
@@ -291,17 +311,19 @@ def form_author(request: Request, form) -> Author:
 
 
 async def recheck_from_form(request: Request) -> Response:
-    body = await _read_capped(request, 16 * 1024)
-    form = await _replayed(request, body).form(max_files=0, max_fields=2)
+    refuse_cross_site(request)
+    body = await read_capped(request, 16 * 1024)
+    form = await replayed(request, body).form(max_files=0, max_fields=2)
     new_id = ask_recheck(request.app.state.service, form_author(request, form),
-                         request.path_params["id"])
+                         submission_in_path(request))
     return RedirectResponse(f"/submissions/{new_id}", status_code=303)
 
 
 async def retire_from_form(request: Request) -> Response:
     """The bot page's form: its signed-in author retires the bot (nobody else may)."""
-    body = await _read_capped(request, 16 * 1024)
-    form = await _replayed(request, body).form(max_files=0, max_fields=2)
+    refuse_cross_site(request)
+    body = await read_capped(request, 16 * 1024)
+    form = await replayed(request, body).form(max_files=0, max_fields=2)
     author = form_author(request, form)
     owner, name = request.path_params["author"], request.path_params["name"]
     if author.name != owner:
@@ -314,8 +336,9 @@ async def retire_from_form(request: Request) -> Response:
 async def login(request: Request) -> Response:
     if request.method == "GET":
         return page(request, "login.html")
-    body = await _read_capped(request, 16 * 1024)
-    form = await _replayed(request, body).form(max_files=0, max_fields=2)
+    refuse_cross_site(request)   # else another site could sign a reader in as its own author
+    body = await read_capped(request, 16 * 1024)
+    form = await replayed(request, body).form(max_files=0, max_fields=2)
     token = str(form.get("token") or "")
     author = authenticate(request.app.state.service.db, token)
     if author is None:
@@ -327,6 +350,7 @@ async def login(request: Request) -> Response:
 
 
 def logout(request: Request) -> Response:
+    refuse_cross_site(request)
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(TOKEN_COOKIE)
     return response
@@ -453,7 +477,7 @@ def api_submissions(request: Request) -> Response:
 
 def api_submission(request: Request) -> Response:
     service: Service = request.app.state.service
-    found = need(views.submission(service.db, request.path_params["id"]), "submission")
+    found = need(views.submission(service.db, submission_in_path(request)), "submission")
     viewer = author_of(request, allow_cookie=False)
     return JSONResponse(found.json(mine=viewer is not None and viewer.id == found.author_id))
 
@@ -464,7 +488,7 @@ async def api_submit(request: Request) -> Response:
     if author is None:
         raise HTTPException(401, "unknown or missing token: send Authorization: Bearer "
                                  "TOKEN (from `arena author add`)")
-    data = await _read_capped(request, service.limits.packed_bytes)
+    data = await read_capped(request, service.limits.packed_bytes)
     submission_id = await run_in_threadpool(   # unpacking is slow: not on the event loop
         store_submission, service, author, request.query_params.get("ladder", ""), data)
     return JSONResponse({"id": submission_id, "status": "checking",
@@ -476,9 +500,9 @@ def api_recheck(request: Request) -> Response:
     if author is None:
         raise HTTPException(401, "a re-check needs your token: send Authorization: "
                                  "Bearer TOKEN")
-    submission_id = request.path_params["id"]
-    new_id = ask_recheck(request.app.state.service, author, submission_id)
-    return JSONResponse({"id": new_id, "status": "checking", "recheck_of": submission_id,
+    old_id = submission_in_path(request)
+    new_id = ask_recheck(request.app.state.service, author, old_id)
+    return JSONResponse({"id": new_id, "status": "checking", "recheck_of": old_id,
                          "url": f"/submissions/{new_id}"}, status_code=202)
 
 
@@ -535,33 +559,3 @@ def _ladder_param(text: str) -> str:
     if sep and players.isdigit():
         return ladder_id(game, int(players))
     return text
-
-
-async def _read_capped(request: Request, cap: int) -> bytes:
-    """The request body, refused with 413 as soon as it passes `cap` bytes."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
-        raise HTTPException(413, f"the upload is over the {cap // 1024} KiB limit: leave "
-                                 "out what the bot does not need")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            raise HTTPException(413, f"the upload is over the {cap // 1024} KiB limit: leave "
-                                     "out what the bot does not need")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _replayed(request: Request, body: bytes) -> Request:
-    """A request whose body is `body` (already read under the cap), for the form parser."""
-    sent = False
-
-    async def receive() -> dict:
-        nonlocal sent
-        if sent:
-            return {"type": "http.disconnect"}
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return Request(request.scope, receive)

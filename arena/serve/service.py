@@ -23,6 +23,7 @@ from arena.serve.admission import RETRY_PAUSE, Admission, checked, refuse_unfini
 from arena.serve.app import Service, create_app
 from arena.serve.db import Ladder, ServiceDB, ladder_id
 from arena.serve.player import MatchPlayer
+from arena.serve.connections import uvicorn_settings
 from arena.serve.compliance import SAMPLE_BOT, checked_elsewhere, compliance_check, sample_check
 from arena.serve.uploads import UploadLimits
 from arena.serve.capacity import LoadWatch
@@ -142,7 +143,7 @@ def serve(options: ServeOptions, executor: Dispatcher) -> None:
              options.port)
     try:
         uvicorn.run(app, host=options.host, port=options.port, log_level="warning",
-                    server_header=False)
+                    **uvicorn_settings())   # requests' deadlines, a cap on connections
     finally:
         if load is not None:
             load.stop()
