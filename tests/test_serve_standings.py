@@ -106,3 +106,31 @@ def test_retired_versions_are_fitted_but_not_listed_and_new_ones_are_listed_at_o
     stored = json.loads(db.one("SELECT standings FROM ladders")[0])
     assert [row["version_id"] for row in stored["ladder"]] == [
         standings.versions[row.bot].id for row in standings.table.rows]
+
+
+@pytest.mark.parametrize("bot, kept, hidden", [
+    ("protocol_bots/raises", "its code failed (what it said is in the bot's log",
+     "a bug in the bot"),
+    ("misbehaving_bots/crash_mid_match", "exited with status", "its stderr")])
+def test_a_stored_forfeit_tells_neither_a_bots_error_text_nor_the_services_paths(
+        tmp_path, host, bot, kept, hidden):
+    # Played for real, then stored as the service stores it: everyone reads the match.
+    from pathlib import Path
+    from arena.bots import BotSpec
+    from arena.clock import TimeControl
+    from arena.match import StrategySeat, play_match
+    db = ServiceDB.open(tmp_path)
+    ladder = db.ensure_ladder("mandala", 2, "mandala/1", {"move_time": 1.0})
+    seated = [db.version(add_version(db, ladder.id, author, "bot", f"{n:012x}"))
+              for n, author in enumerate(("a", "b"))]
+    names = {f"v{version.id}": version for version in seated}
+    spec = table_specs(ladder, LeagueKey.new(), db.take_tables(ladder.id, 1), seated)[0]
+    with host.seat(BotSpec.load(Path(__file__).parent / bot)) as seat:
+        record = play_match("mandala", 2, {}, 2, [seat, StrategySeat("random", "mandala")],
+                            TimeControl(move_time=5.0))
+    assert hidden in record["result"]["forfeit"]["detail"]   # what the arena itself reports
+    store_finished(db, ladder, FinishedMatch(spec, record, 0.0, 0.0, 0), names)
+    stored = json.loads(db.one("SELECT record FROM matches")[0])
+    detail = stored["result"]["forfeit"]["detail"]
+    assert kept in detail and hidden not in detail and str(host.log_dir) not in detail, detail
+    assert stored["moves"] == record["moves"]   # the rest as played

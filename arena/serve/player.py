@@ -22,10 +22,12 @@ matches are played first when they resume: never stored as a result, never charg
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import logging
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -80,9 +82,28 @@ def table_specs(ladder: Ladder, key: LeagueKey, table_no: int,
     return specs
 
 
+_LOG_PATHS = re.compile(r" \(its stderr: [^)]*\)|; its stderr: [^)]*")
+
+
+def public_record(record: dict) -> dict:
+    """The record as the service keeps it for everyone to read: a forfeit's detail without
+    what a bot's own code said when it failed (its author reads that in the bot's log: an
+    exception's text can tell a secret) and without the service's log paths."""
+    forfeit = record.get("result", {}).get("forfeit")
+    if not forfeit or "detail" not in forfeit:
+        return record
+    detail = _LOG_PATHS.sub("", forfeit["detail"])
+    if forfeit.get("reason") == "error":
+        detail = (detail.split(": its code failed", 1)[0]
+                  + ": its code failed (what it said is in the bot's log, for its author)")
+    return {**record, "result": {**record["result"], "forfeit": {**forfeit, "detail": detail}}}
+
+
 def store_finished(db: ServiceDB, ladder: Ladder, finished: FinishedMatch,
                    versions: dict[str, Version]) -> None:
-    """One finished match into the database, with its seats and pairwise results."""
+    """One finished match into the database, with its seats and pairwise results; its record
+    as everyone may read it (`public_record`)."""
+    finished = dataclasses.replace(finished, record=public_record(finished.record))
     spec = finished.spec
     seated = [versions[name] for name in spec.seats]
     labels = [version.label for version in seated]
