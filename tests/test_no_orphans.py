@@ -13,12 +13,14 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from arena.sandbox import proctree, reaper
+from arena.bots import BotHost
+from arena.sandbox import proctree, reaper, scratch
 from orphans import (GONE_WITHIN, alive, assert_all_gone, bot_cgroups, needs_freezer,
                      tree, wait_for_frozen_bots)
 
@@ -51,6 +53,26 @@ def test_arena_play_killed_while_a_bot_is_frozen_leaves_no_bot(tmp_path, how):
     arena.send_signal(how)
     arena.wait(timeout=30)
     assert_all_gone(owners, pids)
+
+
+def folders_of(pid: int) -> list[str]:
+    """The temporary folders arena process `pid` owns (arena.sandbox.scratch)."""
+    return sorted(owner.parent.name for owner in Path(tempfile.gettempdir()).glob(
+        f"arena-*/{scratch.OWNER_FILE}") if owner.read_text().startswith(f"{pid} "))
+
+
+@needs_freezer
+def test_the_temporary_folders_of_a_killed_arena_are_removed_by_the_next(tmp_path):
+    arena = play(tmp_path, SLOW, HEAVY)
+    owners, groups, pids = wait_for_frozen_bots(arena, 2)
+    arena.kill()
+    arena.wait(timeout=30)
+    assert_all_gone(owners, pids)
+    left = folders_of(arena.pid)   # its bots' sockets and its sandbox's /etc
+    assert len(left) == 2 and any(name.startswith("arena-etc-") for name in left), left
+    with BotHost():   # the next arena's: no bot started, its own folders removed at close
+        pass
+    assert folders_of(arena.pid) == []
 
 
 @pytest.mark.slow

@@ -30,7 +30,6 @@ import itertools
 import logging
 import os
 import shutil
-import tempfile
 import threading
 import time
 from datetime import datetime, timezone
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from arena import sandbox, wire
+from arena.sandbox import scratch
 from arena.actlogs import act_text
 from arena.bots.manifest import BotSpec
 # The limits are re-exported: `arena.bots` and the docs' tests name them through the host.
@@ -161,12 +161,14 @@ class BotHost:
         self.log_cap_bytes = log_cap_bytes
         self.limits = limits or sandbox.Limits()
         self.max_bots = max_bots   # live processes at once; each holds a server
-        self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-"))
+        # Named after this process: a dead arena's are removed by the next (sandbox.scratch).
+        self.socket_dir = scratch.folder_of_this_process()
         os.chmod(self.socket_dir, 0o700)
         self._socket_ids = itertools.count(1)
         # Without a log folder the logs are temporary: close() removes them.
         self.temporary_logs = not log_dir
-        self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="arena-logs-"))
+        self.log_dir = (Path(log_dir) if log_dir
+                        else scratch.folder_of_this_process("arena-logs-"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._process_numbers = itertools.count(1)
         self._lock = threading.Lock()

@@ -10,7 +10,8 @@ One module per part: `mounts` (what a bot sees: the bwrap command line and its /
 (the bot's init inside the sandbox: cgroups joined, rlimits, uid dropped, orphans reaped),
 `cgroups` (memory, pids and CPU of each bot, freezing), `reaper` (ends the bots of an
 arena process that died), `seccomp` (the system-call filter),
-`proctree` (the host's process table), `logdrain` (the bot's capped log), `process` (spawn
+`proctree` (the host's process table), `scratch` (temporary folders that name their
+arena process, so a dead one's are found), `logdrain` (the bot's capped log), `process` (spawn
 and SandboxedProcess), `doctor` (what is enforced on this machine). SECURITY.md at the
 repository's root says what a bot can and cannot do, and how each protection is tested.
 """

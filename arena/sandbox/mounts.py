@@ -26,12 +26,11 @@ import shutil
 import site
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
 from arena.sandbox.limits import Limits
-from arena.sandbox.proctree import running
+from arena.sandbox import scratch
 
 BOT_DIR = "/bot"
 """Where the bot's own folder appears inside the sandbox (its working directory)."""
@@ -67,7 +66,6 @@ pool of `kernel/pty/max - reserve` (3,072) ptys and bwrap cannot set a smaller `
 bot opening them all made every other sandbox's openpty() fail; with it covered, /dev/ptmx
 leads nowhere and openpty() fails with ENOENT. No runtime needs a terminal to play."""
 _MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
-_ETC_PREFIX = "arena-etc-"
 _EMPTY = "empty"
 """An empty file beside the sandbox's /etc, bound over the `HIDDEN_FILES`."""
 
@@ -107,8 +105,8 @@ def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
     for name, folder in shared_packages():
         inside = f"{LIB_DIR}/{name}"
         argv += _mkdirs(Path(inside)) + ["--ro-bind", str(folder), inside]
-    for scratch in ("/tmp", "/dev/shm"):  # /dev/shm: POSIX semaphores, multiprocessing
-        argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", scratch]
+    for tmpfs in ("/tmp", "/dev/shm"):  # /dev/shm: POSIX semaphores, multiprocessing
+        argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", tmpfs]
     argv += ["--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR]
     for path in sockets:
         argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]
@@ -148,8 +146,7 @@ def etc_folder() -> Path:
     copies of the host's `ETC_ENTRIES` that every user may read, a hosts file naming only
     localhost, and empty passwd and group files over which each bot's own are mounted;
     beside it, the empty file that covers the `HIDDEN_FILES`."""
-    _remove_orphan_etc_folders()
-    top = Path(tempfile.mkdtemp(prefix=f"{_ETC_PREFIX}{os.getpid()}-"))
+    top = scratch.folder_of_this_process("arena-etc-")   # and those of dead arenas go
     atexit.register(shutil.rmtree, top, True)
     (top / _EMPTY).write_bytes(b"")
     os.chmod(top / _EMPTY, 0o444)
@@ -183,20 +180,6 @@ def _public_etc_folders() -> tuple[str, ...]:
         if stat.S_ISDIR(info.st_mode) and info.st_mode & public == public:
             found.append(name)
     return tuple(found)
-
-
-def _remove_orphan_etc_folders() -> None:
-    """Removes the /etc folders of arena processes that are gone (killed before their exit
-    handlers ran): only folders of this user named by `etc_folder`."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{_ETC_PREFIX}*-*"):
-        owner = folder.name[len(_ETC_PREFIX):].partition("-")[0]
-        try:
-            mine = folder.lstat().st_uid == os.geteuid() and folder.is_dir()
-        except OSError:
-            continue
-        if mine and owner.isdigit() and not running(int(owner)):
-            shutil.rmtree(folder, ignore_errors=True)
-
 
 
 def _copy_public(source: Path, target: Path) -> None:

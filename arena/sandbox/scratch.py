@@ -1,0 +1,46 @@
+"""Temporary folders of one arena process, each with a file naming its owner (pid and start
+time), so that those of a process that died without removing them (`kill -9`, the OOM
+killer, a Ray actor killed) are found and removed by the next one that makes such a folder:
+the sandbox's /etc (`mounts.etc_folder`), a bot host's sockets and temporary logs
+(`arena.bots.host`). Names stay short: a Unix socket's path may not pass 107 characters."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from arena.sandbox.proctree import stat_fields
+
+OWNER_FILE = ".arena-owner"
+PREFIX = "arena-"   # every such folder's name starts with it
+
+
+def folder_of_this_process(prefix: str = PREFIX) -> Path:
+    """A new private folder (`prefix` starting with PREFIX) owned by this process, made after
+    removing every such folder whose owner is gone."""
+    assert prefix.startswith(PREFIX), prefix
+    remove_orphans()
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    (folder / OWNER_FILE).write_text(_identity(os.getpid()) or "")
+    return folder
+
+
+def remove_orphans() -> None:
+    """Removes this user's folders `folder_of_this_process` made for processes that are
+    gone (a folder without its owner file, being made or made otherwise, is left alone)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        try:
+            mine = folder.lstat().st_uid == os.geteuid() and folder.is_dir()
+            owner = (folder / OWNER_FILE).read_text() if mine else ""
+        except OSError:
+            continue
+        pid = owner.partition(" ")[0]
+        if pid.isdigit() and _identity(int(pid)) != owner:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _identity(pid: int) -> str | None:
+    """"PID STARTTIME" of a live process (a pid used again is another process), else None."""
+    fields = stat_fields(pid)
+    return None if fields is None else f"{pid} {fields[2]}"
