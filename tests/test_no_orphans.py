@@ -62,6 +62,7 @@ def folders_of(pid: int) -> list[str]:
 
 
 @needs_freezer
+@pytest.mark.serial   # another test's arena would remove them first
 def test_the_temporary_folders_of_a_killed_arena_are_removed_by_the_next(tmp_path):
     arena = play(tmp_path, SLOW, HEAVY)
     owners, groups, pids = wait_for_frozen_bots(arena, 2)
