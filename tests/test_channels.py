@@ -42,6 +42,7 @@ CLOSED_WITH = {
     "fcntl F_SETLK": "ENOLCK", "fcntl F_GETLK": "ENOLCK", "fcntl F_OFD_SETLK": "ENOLCK",
     "fcntl F_NOTIFY": "EPERM", "inotify": "EPERM", "socket AF_VSOCK": "EAFNOSUPPORT",
     "socket AF_VSOCK, high bits set": "EAFNOSUPPORT", "fcntl F_SETLK, high bits set": "ENOLCK",
+    "socket AF_INET": "EAFNOSUPPORT", "socket AF_INET6": "EAFNOSUPPORT",
     "socket NETLINK_KOBJECT_UEVENT": "EPROTONOSUPPORT",
     "read /proc/sys/kernel/random/boot_id": "ENOENT", "read /proc/sys/kernel/pty/nr": "ENOENT",
     "read /proc/cmdline": "ENODATA", "read /proc/vmstat": "ENODATA",

@@ -101,12 +101,14 @@ CHANNEL_ARGS = (
 )
 """(system call, errno, argument, mask, value): denied when `argument & mask == value`."""
 
-SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16}
-"""The socket families a bot may open: Unix sockets (its way to the arena), and the internet
-families and netlink, which its own network namespace confines (a loopback of its own).
-Netlink only as NETLINK_ROUTE (protocol 0: the C library's and libuv's interface lists); the
-other families (AF_VSOCK reaches the hypervisor's host, AF_PACKET, AF_ALG, ...) fail with
-EAFNOSUPPORT, as where the kernel lacks them."""
+SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_NETLINK": 16}
+"""The socket families a bot may open: Unix sockets (its way to the arena, and between its own
+processes), and netlink only as NETLINK_ROUTE (protocol 0: the C library's and libuv's
+interface lists), which its own network namespace confines. Every other family fails with
+EAFNOSUPPORT, as where the kernel lacks it: AF_VSOCK reaches the hypervisor's host, and the
+internet families, though confined to a loopback of its own, hold buffers a cgroup v1 memory
+limit does not count (a bot queued 1.2 GiB of TCP and 1.2 GiB of UDP on its loopback,
+unread, with 22 MiB charged to it: memory taken from the whole host)."""
 _AF_NETLINK = SOCKET_FAMILIES["AF_NETLINK"]
 
 _SCMP_ACT_ALLOW = 0x7FFF0000
