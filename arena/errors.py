@@ -1,4 +1,14 @@
-"""Base of the platform's errors. Every message says what is wrong and what to do about it."""
+"""Base of the platform's errors. Every message says what is wrong and what to do about it.
+
+Text that came from a bot, an upload or a file (`visible`) reaches a message with its
+control characters written as escapes: a terminal escape or a line break in it would
+rewrite what the reader's terminal shows."""
+
+
+def visible(text: str) -> str:
+    """`text` as one line of visible characters: each that is not printable as its escape
+    (\\x1b, \\r, \\n, \\u2028, ...)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class ArenaError(Exception):

@@ -32,12 +32,13 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from arena import GRPC_ENVIRONMENT, hostload, sandbox
+from arena.sandbox import logdrain
 from arena.actlogs import LOG_PREFIX_END, header_line
 from arena.bots.manifest import BotSpec
 from arena.bot_errors import (BotCrashed, BotError, BotOutOfMemory, BotProtocolError,
                               BotReportedError, BotTimeout)
 from arena.clock import MoveClock
-from arena.errors import HostError, HostOverloaded
+from arena.errors import HostError, HostOverloaded, visible
 from arena.v1 import arena_pb2
 
 if TYPE_CHECKING:
@@ -76,12 +77,6 @@ runtime (its loop, gRPC's threads, the allocator) takes 1-4 ms in one gap now an
 as a held spinner gets in each (measured 2026-12-04: 5% of the sample bot's gaps over 1 ms, a
 spinner's 0.9-7 ms in every 30 ms gap, over 1 ms in most). So a bot is frozen when 3 of its
 last 4 short gaps were over their allowance: a spinner at its third."""
-
-
-def _visible(text: str) -> str:
-    """A bot's own text as one line of visible characters: a terminal escape or a line break
-    in it would rewrite what the operator's terminal shows (a forged result line, say)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 # -- one bot process ------------------------------------------------------------------------
@@ -264,7 +259,13 @@ class BotProcess:
         if self.process is not None:
             self.process.log_line(line[:-1], before_output)
             return
-        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.log_path, logdrain.LOG_FLAGS, 0o644)
+        except OSError as error:   # a link in its place (ELOOP), a folder, no room
+            raise HostError(f"the host cannot write the log of bot {self.spec.name} at "
+                            f"{self.log_path}: {error.strerror} (not the bot's fault: the "
+                            "match is not played; a link there is refused, not followed)"
+                            ) from None
         try:
             if os.fstat(fd).st_size + len(line) <= self.host.log_cap_bytes:
                 os.write(fd, line)   # one write of one line: whole between other writers' lines
@@ -338,7 +339,7 @@ class BotProcess:
                                                    f"but act {act_id} was asked")
         if reply.error:
             raise BotReportedError(self.spec.name,
-                                   f"its code failed: {_visible(reply.error[:200])}")
+                                   f"its code failed: {visible(reply.error[:200])}")
         if len(reply.move) > MAX_MOVE_CHARS:
             raise BotProtocolError(self.spec.name, f"a move of {len(reply.move)} characters")
         return reply.move

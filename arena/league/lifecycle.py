@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -71,10 +72,35 @@ def named_folder(name: str, what: str = "league") -> Path:
     return RESULTS / name
 
 
+def check_owned(folder: Path) -> None:
+    """Refuses a league folder (or its `logs`) of another user, or one other users may write
+    to: they could plant links in it for this arena to follow (as root: into any file)."""
+    for path in (folder, folder / "logs"):
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            continue   # made by this arena, as its own
+        except OSError as error:
+            raise LeagueError(f"cannot use league folder {path}: {error.strerror}") from None
+        if info.st_uid != os.geteuid():
+            raise LeagueError(f"league folder {path} belongs to another user (uid "
+                              f"{info.st_uid}): an arena writes only in its own user's "
+                              "folders; choose another --out")
+        if info.st_mode & stat.S_IWOTH:
+            raise LeagueError(f"league folder {path} is writable by every user (mode "
+                              f"{stat.S_IMODE(info.st_mode):o}): another user could plant "
+                              "links in it; `chmod o-w` it or choose another --out")
+
+
 def lock_folder(folder: Path) -> int:
     """An exclusive lock on the league folder: two runs of one league would double matches.
     The kernel drops it when the process dies, so a killed league can be resumed at once."""
-    fd = os.open(folder / "league.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(folder / "league.lock",
+                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as error:   # a link planted there must not make us create its target
+        raise LeagueError(f"cannot lock league {folder}: {folder / 'league.lock'}: "
+                          f"{error.strerror}; remove it if it is a link") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -101,6 +127,7 @@ def open_league(folder: str | os.PathLike, config: LeagueConfig | None = None, *
     runs last, being the slowest check, and only when matches are left to play.
     """
     folder = Path(folder)
+    check_owned(folder)
     if config is None or (kind.continues and (folder / DB_NAME).exists()):
         return _reopen(folder, config, kind, check_bots)
     key = LeagueKey.for_league(config.seed)

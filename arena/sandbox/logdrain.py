@@ -49,7 +49,14 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"",
     together they overshoot the cap by at most a chunk each, not by a cap each.
     """
     note = _TRUNCATION_NOTE.format(cap=cap).encode()
-    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:   # never through a link: one planted there would aim the bot's lines at any file
+        log = os.open(log_path, LOG_FLAGS, 0o644)
+    except OSError:   # the arena said so already (arena.bots.process): keep the bot unblocked
+        try:
+            _discard_all(read_end)
+        finally:
+            os.close(read_end)
+        return
     try:
         size = os.fstat(log).st_size
         already_noted = size > cap  # an earlier run of this bot filled the log
@@ -78,6 +85,8 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"",
         os.close(read_end)
 
 
+LOG_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+"""How a bot's log is opened for writing, by the drain and by the arena's own lines."""
 ALWAYS = b"="          # an arena line written at once
 BEFORE_OUTPUT = b"?"   # an arena line written only before the bot's next line
 
