@@ -16,11 +16,12 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, visible
 from arena import strategies
 from engine import registry
 
@@ -75,11 +76,13 @@ class BotSpec:
         if not folder.is_dir():
             raise ArenaError(f"bot folder {folder} does not exist")
         try:
-            data = tomllib.loads(manifest.read_text())
+            data = tomllib.loads(_manifest_text(manifest))
         except FileNotFoundError:
             raise ArenaError(f"bot folder {folder} has no bot.toml manifest") from None
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-            raise ArenaError(f"cannot read {manifest}: {error}") from None
+            raise ArenaError(f"cannot read {manifest}: {visible(str(error))}") from None
+        except RecursionError:
+            raise ArenaError(f"cannot read {manifest}: nested too deeply") from None
         _warn_unknown_keys(manifest, data)
         name, command, games = data.get("name"), data.get("command"), data.get("games")
         problems = []   # every one at once: an author fixes them in one go, not one per run
@@ -104,6 +107,25 @@ class BotSpec:
         return cls(folder, name.strip(), tuple(command), tuple(games), folder_hash(folder))
 
 
+MANIFEST_BYTES = 64 * 1024   # far above any manifest's three keys
+
+
+def _manifest_text(manifest: Path) -> str:
+    """The manifest's text: a plain file of the folder, never a link (to /dev/zero, another
+    user's file), a pipe that never ends, nor more than MANIFEST_BYTES."""
+    fd = os.open(manifest, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"it is not a plain file ({stat.filemode(info.st_mode)})")
+        data = os.read(fd, MANIFEST_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MANIFEST_BYTES:
+        raise OSError(f"it is over {MANIFEST_BYTES // 1024} KiB")
+    return data.decode()
+
+
 MANIFEST_KEYS = ("name", "command", "games")
 _warned: set[tuple[Path, str]] = set()
 
@@ -117,7 +139,7 @@ def _warn_unknown_keys(manifest: Path, data: dict) -> None:
         _warned.add((manifest, key))
         close = difflib.get_close_matches(key, MANIFEST_KEYS, n=1)
         hint = f"did you mean `{close[0]}`? " if close else ""
-        log.warning(f"{manifest}: unknown key `{key}` is ignored ({hint}the keys are "
+        log.warning(f"{manifest}: unknown key `{visible(key)}` is ignored ({hint}the keys are "
                     f"{', '.join(MANIFEST_KEYS)})")
 
 
@@ -134,13 +156,20 @@ def folder_hash(folder: Path) -> str:
     for path in sorted(folder.rglob("*")):   # rglob does not descend into linked folders
         if "__pycache__" in path.parts or path.suffix == ".pyc":
             continue
+        name = os.fsencode(path.relative_to(folder))   # its bytes, even if not UTF-8
         if path.is_symlink():
-            digest.update(str(path.relative_to(folder)).encode() + b"\0-> ")
+            digest.update(name + b"\0-> ")
             digest.update(os.fsencode(os.readlink(path)) + b"\0")
         elif path.is_file():
-            digest.update(str(path.relative_to(folder)).encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
+            digest.update(name + b"\0")
+            with open(path, "rb") as file:   # in chunks: a big file never sits in memory
+                while chunk := file.read(HASH_CHUNK):
+                    digest.update(chunk)
+            digest.update(b"\0")
     return digest.hexdigest()[:12]
+
+
+HASH_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
