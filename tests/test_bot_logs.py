@@ -202,3 +202,21 @@ def test_the_drain_writes_arena_lines_sent_through_the_pipe_in_order_and_no_forg
         "1.1| == arena: match m ply 9; process 1.1 ==",
         f"1.1| x{nonce[:-1].decode()}?== arena: match m ply 8; process 1.1 ==",
         "== arena: match n: mandala =="]
+
+
+def test_c1_terminal_controls_in_a_bots_output_are_written_as_text(tmp_path):
+    # U+009B and U+009D start a terminal's CSI and OSC where a terminal acts on C1 controls
+    # (xterm): "clear the screen" and a forged verdict, were they written as they are.
+    from arena.sandbox import logdrain
+    read_end, write_end = os.pipe()
+    os.write(write_end, "\u009b2J\u009bHarena: all checks passed \u009d0;title\u009c\n"
+             .encode())
+    os.close(write_end)
+    log = tmp_path / "c1.log"
+    logdrain.drain(read_end, log, 1 << 20, b"1.1| ")
+    text = log.read_text()
+    assert text == "1.1| \\x9b2J\\x9bHarena: all checks passed \\x9d0;title\\x9c\n", text
+    assert logdrain.log_text(log) == text
+    raw = tmp_path / "raw.log"   # one written before the drain escaped them: shown as text too
+    raw.write_text("1.1| \u009b2J\n")
+    assert logdrain.log_text(raw) == "1.1| \\x9b2J\n"

@@ -120,13 +120,14 @@ class _LogLines:
         return waiting + self.prefix + _CONTROL.sub(_shown_bytes, line) + b"\n"
 
 
-_CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2\x85|\xe2\x80[\xa8\xa9]")
-"""Control bytes but tab and newline, and the UTF-8 of the line separators U+0085, U+2028 and
+_CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]")
+"""Control bytes but tab and newline, the UTF-8 of the C1 controls U+0080-U+009F (U+0085 a line
+separator, U+009B and U+009D a terminal's CSI and OSC) and of the line separators U+2028 and
 U+2029: a carriage return, a terminal escape or a separator in a bot's line could hide its
 prefix on a screen or start a line of its own for a reader that splits on it, so they are
 written as visible `\\xNN` or `\\uNNNN` text."""
-_SEPARATORS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-"""What `str.splitlines` breaks a line at, but "\\n"."""
+_SEPARATORS = re.compile("[\r\x0b\x0c\x1c-\x1e\x80-\x9f\u2028\u2029]")
+"""What `str.splitlines` breaks a line at, but "\\n", and the other C1 controls."""
 
 
 def _shown(character: str) -> str:
