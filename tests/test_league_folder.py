@@ -5,6 +5,7 @@ followed (as root, following it would write bot lines into any file of the machi
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,37 @@ def test_links_where_the_lock_or_a_bots_log_go_are_refused_not_followed(tmp_path
     (log_linked / "logs" / f"first-{BotSpec.load(FIRST).version}.log").symlink_to(target)
     refused_in_one_line(league(log_linked), "cannot write the log of bot first", "link")
     assert target.read_text() == "untouched\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="needs root and unshare: a small tmpfs in a mount namespace of its own")
+def test_a_full_disk_stops_a_league_in_one_line_and_keeps_what_it_stored(tmp_path):
+    # The league runs on a 300 KiB tmpfs in a private mount namespace (nothing of the host's
+    # mounts changes); when the disk is full, the matches stored so far are intact.
+    script = ('mount -t tmpfs -o size=300k arena-test-full "$1" && '
+              '"$2" -c "from arena.cli import main; main()" league run --game mandala '
+              '--bot random --bot greedy --deals 400 --seed 1 --out "$1/lg" 2> "$3"; '
+              'echo "status $?"; "$2" -c "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); '
+              'print(db.execute(\'pragma integrity_check\').fetchone()[0], '
+              'db.execute(\'select count(*) from matches\').fetchone()[0])" "$1/lg/league.sqlite"')
+    disk, errors = tmp_path / "disk", tmp_path / "errors.txt"
+    disk.mkdir()
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                           "sh", str(disk), sys.executable, str(errors)],
+                          capture_output=True, text=True, timeout=300)
+    status, checked = done.stdout.splitlines()[-2:]
+    assert status != "status 0", done.stdout
+    last = errors.read_text().splitlines()[-1]
+    assert last.startswith("arena: error: cannot store a match of league") and \
+        "make room, then `arena league resume`" in last, last
+    assert "Traceback" not in errors.read_text()
+    integrity, stored = checked.split()
+    assert integrity == "ok" and int(stored) > 0, checked
+
+
+def test_a_file_where_the_logs_folder_goes_is_refused_before_the_league_starts(tmp_path):
+    folder = tmp_path / "lg"
+    folder.mkdir()
+    (folder / "logs").write_text("")
+    refused_in_one_line(league(folder), "is not a folder")
+    assert sorted(path.name for path in folder.iterdir()) == ["logs"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sqlite3
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,8 @@ def check_owned(folder: Path) -> None:
             continue   # made by this arena, as its own
         except OSError as error:
             raise LeagueError(f"cannot use league folder {path}: {error.strerror}") from None
+        if not stat.S_ISDIR(info.st_mode):
+            raise LeagueError(f"{path} is not a folder: move it away or choose another --out")
         if info.st_uid != os.geteuid():
             raise LeagueError(f"league folder {path} belongs to another user (uid "
                               f"{info.st_uid}): an arena writes only in its own user's "
@@ -217,7 +220,12 @@ def run(league: League, executor: Executor, *, fresh_bots: bool = False,
     finished = executor.run(plan, league.missing())
     try:
         for match in finished:
-            outcome = league.store.add_match(match)
+            try:
+                outcome = league.store.add_match(match)
+            except sqlite3.OperationalError as error:   # a full disk, a read-only folder
+                raise LeagueError(f"cannot store a match of league {league.folder}: {error} "
+                                  f"({played} stored now and every one before are kept: "
+                                  "make room, then `arena league resume`)") from None
             played += 1
             if on_match is not None:
                 on_match(outcome)
