@@ -5,10 +5,11 @@ control characters written as escapes: a terminal escape or a line break in it w
 rewrite what the reader's terminal shows."""
 
 
-def visible(text: str) -> str:
-    """`text` as one line of visible characters: each that is not printable as its escape
-    (\\x1b, \\r, \\n, \\u2028, ...)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+def visible(text: str, multiline: bool = False) -> str:
+    """`text` as visible characters: each that is not printable as its escape (\\x1b, \\r,
+    \\u2028, ...), line breaks and tabs too unless `multiline` (a log's lines)."""
+    return "".join(c if c.isprintable() or (multiline and c in "\n\t") else repr(c)[1:-1]
+                   for c in text)
 
 
 class ArenaError(Exception):

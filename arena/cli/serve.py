@@ -2,20 +2,18 @@
 `arena author recheck`."""
 from __future__ import annotations
 
-import json
 import logging
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import click
 
+from arena.cli import client
 from arena.cli.options import (client_options, data_option, executor_from, executor_options,
                                timing_options)
 from arena.cli.root import main
-from arena.errors import ArenaError
+from arena.errors import ArenaError, visible
 from arena.league.config import LeagueError
 from arena import hostload
 from arena.serve.capacity import clamp_workers
@@ -130,15 +128,15 @@ def _existing_db(data: Path):
 @client_options
 @click.option("--ladder", default="mandala:2", show_default=True, metavar="GAME:PLAYERS")
 @click.option("--wait", is_flag=True,
-              help="Wait for the check's verdict; exit 1 if the bot is rejected.")
+              help="Wait for the check's verdict (up to 10 minutes); exit 1 if the bot is "
+                   "rejected.")
 def submit(folder: Path, server: str, token: str, ladder: str, wait: bool) -> None:
     """Pack a bot folder and submit it to a ladder service as a new version."""
     from arena.serve.uploads import pack_folder
+    base = client.base_url(server)
     data = pack_folder(folder)
-    base = server.rstrip("/")
     url = f"{base}/api/submissions?{urllib.parse.urlencode({'ladder': ladder})}"
-    answer = _call(urllib.request.Request(url, data=data, method="POST", headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/gzip"}))
+    answer = client.submission(client.call(url, token, data, "application/gzip"))
     _follow(base, token, answer, wait)
 
 
@@ -146,49 +144,41 @@ def submit(folder: Path, server: str, token: str, ladder: str, wait: bool) -> No
 @click.argument("submission", type=click.IntRange(min=1))
 @client_options
 @click.option("--wait", is_flag=True,
-              help="Wait for the check's verdict; exit 1 if the bot is rejected again.")
+              help="Wait for the check's verdict (up to 10 minutes); exit 1 if the bot is "
+                   "rejected again.")
 def author_recheck(submission: int, server: str, token: str, wait: bool) -> None:
     """Ask for the one re-check of a rejected version (its check is run again, as a new
     submission of the same version)."""
-    base = server.rstrip("/")
-    answer = _call(urllib.request.Request(f"{base}/api/submissions/{submission}/recheck",
-                                          data=b"", method="POST",
-                                          headers={"Authorization": f"Bearer {token}"}))
+    base = client.base_url(server)
+    answer = client.submission(
+        client.call(f"{base}/api/submissions/{submission}/recheck", token, b""))
     click.echo(f"submission {answer['id']} re-checks submission {submission}")
     _follow(base, token, answer, wait)
 
 
 def _follow(base: str, token: str, answer: dict, wait: bool) -> None:
-    """Prints a new submission and, with `wait`, its verdict (exit 1 unless admitted)."""
-    click.echo(f"submission {answer['id']}: {answer['status']} ({base}{answer['url']})")
+    """Prints a new submission and, with `wait`, its verdict (exit 1 unless admitted; an
+    ArenaError if there is none within client.WAIT_SECONDS). The server's texts are
+    printed escaped."""
+    click.echo(f"submission {answer['id']}: {visible(answer['status'])} "
+               f"({base}{visible(answer['url'])})")
     if not wait:
         return
+    started = time.monotonic()
     while answer["status"] == "checking":
-        time.sleep(1.0)
-        answer = _call(urllib.request.Request(f"{base}/api/submissions/{answer['id']}",
-                                              headers={"Authorization": f"Bearer {token}"}))
-    click.echo(f"submission {answer['id']}: {answer['status']}"
-               + (f": {answer['reason']}" if answer.get("reason") else ""))
+        if time.monotonic() - started + client.POLL_SECONDS > client.WAIT_SECONDS:
+            raise ArenaError(f"submission {answer['id']} was still being checked after "
+                             f"{client.WAIT_SECONDS:g} s: its verdict will be on "
+                             f"{base}{visible(answer['url'])}")
+        time.sleep(client.POLL_SECONDS)
+        answer = client.submission(
+            client.call(f"{base}/api/submissions/{answer['id']}", token))
+    click.echo(f"submission {answer['id']}: {visible(answer['status'])}"
+               + (f": {visible(answer['reason'])}" if answer.get("reason") else ""))
     if answer["status"] != "admitted":
         if answer.get("log"):
-            click.echo(answer["log"].rstrip())
+            click.echo(visible(answer["log"], multiline=True).rstrip())
         if answer.get("recheck"):
             click.echo(f"(one re-check of this version may be asked for: arena author "
                        f"recheck {answer['id']} --server {base})")
         raise SystemExit(1)
-
-
-def _call(request: urllib.request.Request) -> dict:
-    """The service's JSON answer; its one-line error as an ArenaError."""
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        try:
-            message = json.loads(error.read())["error"]
-        except (ValueError, KeyError, TypeError):
-            message = f"HTTP {error.code}"
-        raise ArenaError(f"the service refused: {message}") from None
-    except urllib.error.URLError as error:
-        raise ArenaError(f"cannot reach the service at {request.full_url.split('/api/')[0]} "
-                         f"({error.reason}): check --server") from None
