@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 from arena.errors import ArenaError
-from arena.league.store import read_league
+from arena.league.store import database_path, read_league
 from arena.stats.ratings import Outcome
 
 
@@ -23,9 +23,12 @@ def read_leagues(folders: Sequence[str]) -> tuple[list[Outcome], str]:
     seen: set[Path] = set()
     first: tuple[str, tuple] | None = None
     for folder in folders:
-        where = Path(folder).resolve()
+        # One league may be named by its folder or its database, spelt in many ways: the
+        # database it reads is what must not come twice.
+        where = database_path(folder).resolve()
         if where in seen:
-            raise ArenaError(f"league {folder} is given twice: its matches would count double")
+            raise ArenaError(f"league {folder} is given twice (as {where}): its matches would "
+                             "count double; give each league once")
         seen.add(where)
         config, stored = read_league(folder)
         # Rules are the game (and its rules version, when stored) and its options: leagues

@@ -37,11 +37,17 @@ def read_config_file(path: Path) -> dict:
     """The settings of a league config file, type-checked, with bot folders made relative to
     the file (so a config works from any working directory)."""
     try:
-        settings = tomllib.loads(path.read_text())
+        settings = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise LeagueError(f"cannot read league config {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise LeagueError(f"league config {path} is not UTF-8 text (byte {error.start}): "
+                          "save it as UTF-8") from None
     except tomllib.TOMLDecodeError as error:
         raise LeagueError(f"league config {path} is not valid TOML: {error}") from None
+    except RecursionError:
+        raise LeagueError(f"league config {path} nests arrays or tables too deeply to read: "
+                          "a league config needs only [options]") from None
     unknown = sorted(set(settings) - set(CONFIG_KEYS))
     if unknown:
         raise LeagueError(f"league config {path} has unknown keys {', '.join(unknown)} "

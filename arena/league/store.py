@@ -24,9 +24,10 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from arena import sqlite
 from arena.stats.botstats import MatchFacts
-from arena.errors import ArenaError
 from arena.keys import LeagueKey
 from arena.stats.outcome import Outcome
+from arena.league import rows as checked
+from arena.league.rows import StoreError, damaged  # noqa: F401 (StoreError: also from here)
 from arena.league.schedule import MatchSpec
 
 DB_NAME = "league.sqlite"
@@ -83,13 +84,8 @@ CREATE TABLE IF NOT EXISTS protections (
 """
 
 
-class StoreError(ArenaError):
-    """A league folder or database that cannot be used as asked."""
-
-
 KIND = sqlite.Kind(APP, SCHEMA_VERSION, READABLE_SCHEMAS, _SCHEMA, "arena league database",
                    "leave it alone or choose another league folder", StoreError)
-
 
 @dataclass(frozen=True)
 class BotEntry:
@@ -225,29 +221,61 @@ class Store:
         self.close()
 
     # -- league ----------------------------------------------------------------------------
+    def _rows(self, sql: str) -> list[tuple]:
+        """The rows of a query of this league's database; StoreError (one line) when SQLite
+        cannot answer it (a table dropped, a damaged file)."""
+        try:
+            return self.conn.execute(sql).fetchall()
+        except sqlite3.Error as error:
+            raise checked.read_failed(self.path, error) from None
+
+    def _league_row(self, column: str) -> Any:
+        rows = self._rows(f"SELECT {column} FROM league")
+        if not rows:
+            raise damaged(self.path, "it has no league row (name, config and plan)")
+        return rows[0][0]
+
     def league_name(self) -> str:
-        return self.conn.execute("SELECT name FROM league").fetchone()[0]
+        name = self._league_row("name")
+        if not isinstance(name, str):
+            raise damaged(self.path, f"the league's name {name!r} is not text")
+        return name
 
     def config(self) -> dict:
-        return json.loads(self.conn.execute("SELECT config FROM league").fetchone()[0])
+        return checked.config(self.path, self._league_row("config"))
 
     def league_key(self) -> LeagueKey:
         """The league's secret key: deals and bots' seeds derive from it."""
-        return LeagueKey.from_hex(self.conn.execute(
-            "SELECT value FROM secrets WHERE name = 'league_key'").fetchone()[0])
+        rows = self._rows("SELECT value FROM secrets WHERE name = 'league_key'")
+        if not rows:
+            raise damaged(self.path, "its secret league key is missing")
+        try:
+            return LeagueKey.from_hex(rows[0][0])
+        except (TypeError, ValueError):
+            raise damaged(self.path, "its secret league key is not 64 hex digits") from None
 
     def bots(self) -> list[BotEntry]:
-        return [BotEntry(name, version, source, tuple(json.loads(games)))
-                for name, version, source, games in
-                self.conn.execute("SELECT name, version, source, games FROM bots ORDER BY name")]
+        entries = []
+        for name, version, source, games in self._rows(
+                "SELECT name, version, source, games FROM bots ORDER BY name"):
+            if not all(isinstance(text, str) for text in (name, version, source)):
+                raise damaged(self.path, f"bot {name!r}'s name, version or folder is not text")
+            listed = checked.decode(self.path, f"bot {name!r}'s games", games)
+            if not isinstance(listed, list) or not all(isinstance(game, str) for game in listed):
+                raise damaged(self.path, f"bot {name!r}'s games are not a list of game ids")
+            entries.append(BotEntry(name, version, source, tuple(listed)))
+        return entries
 
     def progress(self) -> tuple[int, int]:
         """(matches stored, matches planned)."""
-        done = self.conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
-        return done, self.conn.execute("SELECT planned FROM league").fetchone()[0]
+        done = self._rows("SELECT COUNT(*) FROM matches")[0][0]
+        planned = self._league_row("planned")
+        if not checked.is_int(planned):
+            raise damaged(self.path, f"the league's planned {planned!r} is not a whole number")
+        return done, planned
 
     def finished_ids(self) -> set[str]:
-        return {row[0] for row in self.conn.execute("SELECT id FROM matches")}
+        return {checked.check_id(self.path, row[0]) for row in self._rows("SELECT id FROM matches")}
 
     # -- matches ---------------------------------------------------------------------------
     def add_match(self, finished: FinishedMatch) -> Outcome:
@@ -281,8 +309,8 @@ class Store:
 
     def records(self) -> list[dict]:
         """Every stored match record, in schedule order."""
-        return [json.loads(row[0]) for row in
-                self.conn.execute("SELECT record FROM matches ORDER BY ord")]
+        return [checked.record(self.path, match_id, record) for match_id, record in
+                self._rows("SELECT id, record FROM matches ORDER BY ord")]
 
 
 def read_missing_protections(league: str | os.PathLike) -> dict[str, str]:
@@ -295,8 +323,12 @@ def read_missing_protections(league: str | os.PathLike) -> dict[str, str]:
                             "ORDER BY checked").fetchall()
     except sqlite3.OperationalError:
         return {}   # a league from before protections were recorded
+    except sqlite3.Error as error:
+        raise checked.read_failed(path, error) from None
     finally:
         conn.close()
+    if not all(isinstance(name, str) and isinstance(detail, str) for name, detail in rows):
+        raise damaged(path, "a stored protection's name or detail is not text")
     return dict(rows)
 
 
@@ -314,7 +346,7 @@ def _reading(league: str | os.PathLike) -> Iterator[sqlite3.Connection]:
             conn.execute("BEGIN")
             yield conn
     except sqlite3.Error as error:
-        raise StoreError(f"cannot read the league database {path}: {error}") from None
+        raise checked.read_failed(path, error) from None
     finally:
         conn.close()
 
@@ -322,18 +354,23 @@ def _reading(league: str | os.PathLike) -> Iterator[sqlite3.Connection]:
 def read_league(league: str | os.PathLike) -> tuple[dict, list[Outcome]]:
     """A league's config and every stored match as ratings Outcomes in schedule order, read
     in one snapshot through a read-only connection (it never changes the database)."""
+    path = database_path(league)
     with _reading(league) as conn:
-        config = json.loads(conn.execute("SELECT config FROM league").fetchone()[0])
+        found = conn.execute("SELECT config FROM league").fetchone()
         rows = conn.execute(f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM matches "
                             "ORDER BY ord").fetchall()
-    return config, [_outcome(**dict(zip(OUTCOME_COLUMNS, row))) for row in rows]
+    if found is None:
+        raise damaged(path, "it has no league row (name, config and plan)")
+    return checked.config(path, found[0]), [_outcome(path, **dict(zip(OUTCOME_COLUMNS, row)))
+                                     for row in rows]
 
 
 def read_records(league: str | os.PathLike) -> Iterator[tuple[str, dict]]:
     """(match id, record) of every stored match, in schedule order, one at a time."""
+    path = database_path(league)
     with _reading(league) as conn:
         for match_id, record in conn.execute("SELECT id, record FROM matches ORDER BY ord"):
-            yield match_id, json.loads(record)
+            yield checked.check_id(path, match_id), checked.record(path, match_id, record)
 
 
 def export_lines(league: str | os.PathLike) -> Iterator[str]:
@@ -367,9 +404,9 @@ def read_record(league: str | os.PathLike, match_id: str) -> dict:
             some = [found for found, in conn.execute(
                 "SELECT id FROM matches ORDER BY ord LIMIT 3")]
             raise StoreError(f"league {league} has no match {match_id!r}"
-                             + (f" (its first: {', '.join(some)})" if some
+                             + (f" (its first: {', '.join(map(str, some))})" if some
                                 else " (no match is stored yet)"))
-    return json.loads(row[0])
+    return checked.record(database_path(league), match_id, row[0])
 
 
 @dataclass(frozen=True)
@@ -399,34 +436,59 @@ class MatchRow:
 def read_match_rows(league: str | os.PathLike) -> list[MatchRow]:
     """Every stored match in schedule order, without the records' moves (SQLite picks the
     few fields out of each record)."""
+    path = database_path(league)
     with _reading(league) as conn:
         rows = conn.execute(
             "SELECT id, bots, scores, ranks, end_kind, json_array_length(record, '$.moves'), "
             "forfeit_seat, forfeit_reason, json_extract(record, '$.result.forfeit.detail'), "
             "started FROM matches ORDER BY ord").fetchall()
-    return [MatchRow(match_id, tuple(json.loads(bots)), tuple(json.loads(scores)),
-                     tuple(json.loads(ranks)), end, plies or 0, seat, reason, detail or "",
-                     started or 0.0)
-            for match_id, bots, scores, ranks, end, plies, seat, reason, detail, started
-            in rows]
+    matches = []
+    for match_id, bots, scores, ranks, end, plies, seat, reason, detail, started in rows:
+        checked.check_id(path, match_id)
+        labels, who = checked.labels(path, match_id, bots), f"match {checked.shown(match_id)}"
+        if not all(isinstance(text, str) for text in (end, reason or "", detail or "")):
+            raise damaged(path, f"{who}'s end, forfeit reason or detail is not text")
+        if not checked.is_number(started or 0.0):
+            raise damaged(path, f"{who}'s start time is not a number")
+        seats = len(labels)
+        matches.append(MatchRow(
+            match_id, labels, checked.per_seat(path, match_id, "scores", scores, seats, False),
+            checked.per_seat(path, match_id, "ranks", ranks, seats, True), end,
+            plies if checked.is_int(plies) else 0, checked.seat(path, match_id, seat, seats),
+            reason, detail or "", started or 0.0))
+    return matches
 
 
 def read_match_facts(league: str | os.PathLike) -> list[MatchFacts]:
     """What per-bot statistics need of every stored match (`arena.stats.botstats`), in schedule
     order; the records' moves and times are picked out by SQLite, not the whole records."""
+    path = database_path(league)
     with _reading(league) as conn:
         rows = conn.execute(
-            "SELECT bots, scores, ranks, forfeit_seat, forfeit_reason, "
+            "SELECT id, bots, scores, ranks, forfeit_seat, forfeit_reason, "
             "json_extract(record, '$.moves'), json_extract(record, '$.times'), seed, started "
             "FROM matches ORDER BY ord").fetchall()
     facts = []
-    for bots, scores, ranks, forfeit_seat, reason, moves, times, seed, started in rows:
-        seats = [seat for seat, _ in json.loads(moves or "[]")]
-        timed = tuple((seat, float(took)) for seat, took in zip(seats, json.loads(times or "[]"))
-                      if isinstance(seat, int) and isinstance(took, (int, float)))
-        facts.append(MatchFacts(tuple(json.loads(bots)), tuple(json.loads(scores)),
-                                tuple(json.loads(ranks)), forfeit_seat, reason, timed,
-                                seed, started))
+    for match_id, bots, scores, ranks, forfeit_seat, reason, moves, times, seed, started in rows:
+        labels, who = checked.labels(path, match_id, bots), f"match {checked.shown(match_id)}"
+        moved = checked.decode(path, f"{who}'s record moves", moves or "[]")
+        took = checked.decode(path, f"{who}'s record times", times or "[]")
+        if not isinstance(moved, list) or not all(
+                isinstance(entry, list) and len(entry) == 2 for entry in moved):
+            raise damaged(path, f"{who}'s record moves are not a list of [seat, move] pairs")
+        if not isinstance(took, list):
+            raise damaged(path, f"{who}'s record times are not a list")
+        if reason is not None and not isinstance(reason, str):
+            raise damaged(path, f"{who}'s forfeit reason is not text")
+        if not (started is None or checked.is_number(started)):
+            raise damaged(path, f"{who}'s start time is not a number")
+        timed = tuple((seat, float(seconds)) for (seat, _), seconds in zip(moved, took)
+                      if checked.is_int(seat) and 0 <= seat < len(labels)
+                      and checked.is_number(seconds))
+        facts.append(MatchFacts(
+            labels, checked.per_seat(path, match_id, "scores", scores, len(labels), False),
+            checked.per_seat(path, match_id, "ranks", ranks, len(labels), True),
+            checked.seat(path, match_id, forfeit_seat, len(labels)), reason, timed, seed, started))
     return facts
 
 
@@ -439,10 +501,16 @@ OUTCOME_COLUMNS = ("id", "ord", "deal", "bots", "scores", "ranks", "forfeit_seat
 """The columns of `matches` that make a ratings Outcome."""
 
 
-def _outcome(*, id: str, ord: int, deal: str, bots: str, scores: str, ranks: str,
+def _outcome(path: Path, *, id: str, ord: int, deal: str, bots: str, scores: str, ranks: str,
              forfeit_seat: int | None) -> Outcome:
-    """An Outcome from the OUTCOME_COLUMNS of a `matches` row, by name."""
-    return Outcome(match_id=id, order=ord, bots=tuple(json.loads(bots)),
-                   ranks=tuple(json.loads(ranks)),
-                   scores=tuple(float(score) for score in json.loads(scores)),
-                   deal=deal, forfeit_seat=forfeit_seat)
+    """An Outcome from the OUTCOME_COLUMNS of a `matches` row, by name; `damaged` (one line)
+    when a column is not what the arena stores."""
+    checked.check_id(path, id)
+    labels = checked.labels(path, id, bots)
+    if not isinstance(deal, str):
+        raise damaged(path, f"match {checked.shown(id)}'s deal is not text")
+    return Outcome(match_id=id, order=checked.check_ord(path, id, ord), bots=labels,
+                   ranks=checked.per_seat(path, id, "ranks", ranks, len(labels), True),
+                   scores=tuple(float(score) for score in
+                                checked.per_seat(path, id, "scores", scores, len(labels), False)),
+                   deal=deal, forfeit_seat=checked.seat(path, id, forfeit_seat, len(labels)))
