@@ -19,6 +19,9 @@ from arena.errors import ArenaError
 DEFAULT_MOVE_TIME = 1.0
 DEFAULT_STARTUP = 10.0
 DEFAULT_MARGIN = 0.05
+MAX_SECONDS = 86400.0
+"""The most any one time limit may be (a day): beyond it no match is meant to wait, and the
+clock's arithmetic (deadlines, timeouts handed to the OS) would overflow."""
 
 
 class TimeControlError(ArenaError, ValueError):
@@ -38,13 +41,20 @@ class TimeControl:
     def __post_init__(self) -> None:
         for name in ("move_time", "bank", "startup"):   # none of these can be 0 and work
             value = getattr(self, name)
-            if value is not None and not (value > 0 and math.isfinite(value)):
+            usable = _is_number(value) and value > 0 and _finite(value)
+            if (value is not None or name == "startup") and not usable:
                 raise TimeControlError(f"{name} must be a positive number of seconds, "
-                                       f"got {value!r}")
+                                       f"got {_shown(value)}")
         for name in ("increment", "margin"):
             value = getattr(self, name)
-            if not (value >= 0 and math.isfinite(value)):
-                raise TimeControlError(f"{name} must be zero or more seconds, got {value!r}")
+            if not (_is_number(value) and value >= 0 and _finite(value)):
+                raise TimeControlError(f"{name} must be zero or more seconds, "
+                                       f"got {_shown(value)}")
+        for name in ("move_time", "bank", "increment", "startup", "margin"):
+            value = getattr(self, name)
+            if value is not None and value > MAX_SECONDS:
+                raise TimeControlError(f"{name} must be at most {MAX_SECONDS:g} seconds (a "
+                                       f"day), got {_shown(value)}: give a shorter time")
 
     @classmethod
     def from_cli(cls, move_time: float | None, tc: str | None,
@@ -76,13 +86,30 @@ class TimeControl:
                                                "margin") if key in data}
         try:
             return cls(**fields)
-        except TypeError as error:   # a figure that is no number
+        except (TimeControlError, TypeError) as error:   # TypeError: a key it does not know
             raise TimeControlError(f"the record's time_control is unusable: {error}") from None
 
     def to_record(self) -> dict:
         """The JSON form a match record keeps (an extra key of arena-record/1)."""
         return {"move_time": self.move_time, "bank": self.bank, "increment": self.increment,
                 "startup": self.startup, "margin": self.margin}
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite(value: int | float) -> bool:
+    return isinstance(value, int) or math.isfinite(value)   # a long int overflows isfinite
+
+
+def _shown(value: object) -> str:
+    """A figure as an error quotes it, cut short (a record may hold a 5000-digit number)."""
+    try:
+        text = repr(value)
+    except ValueError:   # an int too long to print
+        text = "a number too long to print"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def parse_tc(text: str) -> tuple[float, float]:

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Mapping
 
 from markupsafe import Markup
 
+from arena.errors import ArenaError
 from arena.render import templates
 from engine import records
 from engine.core import State
@@ -191,7 +192,12 @@ def _describe_control(control: Mapping[str, Any]) -> str:
 
 def _json_for_script(value: Any) -> str:
     """JSON that cannot end its <script> element or open a comment, whatever it holds."""
-    return (json.dumps(value, separators=(",", ":")).replace("&", "\\u0026")
+    try:   # NaN or Infinity would be no JSON to the page's parser: it would show nothing
+        text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except ValueError as error:
+        raise ArenaError(f"the replay page cannot hold this record: {error} (a record holds "
+                         "only finite numbers)") from None
+    return (text.replace("&", "\\u0026")
             .replace("<", "\\u003c").replace(">", "\\u003e"))
 
 
