@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -182,6 +183,7 @@ def freeze_thaw_us(pairs: int) -> dict[str, float]:
         pair = [a + b for a, b in zip(freeze, thaw)]
     finally:
         bot.kill()
+        shutil.rmtree(folder, ignore_errors=True)   # its log and the bot's folder
     return {name: (1e6 * statistics.median(values), 1e6 * _p99(values))
             for name, values in (("freeze + thaw", pair), ("freeze", freeze),
                                  ("thaw", thaw), ("freeze(wait=False)", no_wait),
