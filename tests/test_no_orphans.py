@@ -260,3 +260,19 @@ def test_a_sandbox_still_starting_for_a_gone_arena_is_ended_by_the_next_sweep():
             starting.kill()   # by pid: the test's own
         if group.exists():
             group.rmdir()
+
+
+@pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
+def test_an_earlier_versions_etc_folder_of_a_gone_arena_is_removed_a_live_ones_kept():
+    # Named `arena-etc-PID-XXXXXXXX`, without an owner file: its pid says whose it is.
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    old = Path(tempfile.mkdtemp(prefix=f"arena-etc-{gone.pid}-"))
+    live = Path(tempfile.mkdtemp(prefix=f"arena-etc-{os.getpid()}-"))
+    try:
+        scratch.remove_orphans()
+        assert not old.exists() and live.exists()
+    finally:
+        for folder in (old, live):
+            if folder.exists():
+                os.rmdir(folder)

@@ -26,18 +26,36 @@ def folder_of_this_process(prefix: str = PREFIX) -> Path:
     return folder
 
 
+LEGACY_ETC = "arena-etc-"
+"""The sandbox's /etc folders of earlier versions, named `arena-etc-PID-XXXXXXXX` without an
+owner file: theirs is the pid in the name."""
+
+
 def remove_orphans() -> None:
     """Removes this user's folders `folder_of_this_process` made for processes that are
-    gone (a folder without its owner file, being made or made otherwise, is left alone)."""
+    gone (a folder without its owner file, being made or made otherwise, is left alone, but
+    for an earlier version's /etc folder, whose name gives its owner's pid)."""
     for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
         try:
             mine = folder.lstat().st_uid == os.geteuid() and folder.is_dir()
             owner = (folder / OWNER_FILE).read_text() if mine else ""
+        except FileNotFoundError:
+            owner = _legacy_owner(folder)
         except OSError:
             continue
         pid = owner.partition(" ")[0]
         if pid.isdigit() and _identity(int(pid)) != owner:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _legacy_owner(folder: Path) -> str:
+    """"PID" of an earlier version's /etc folder whose process is gone, else "" (a pid alive
+    now may be its owner still: kept, as before)."""
+    pid, dash, _ = folder.name[len(LEGACY_ETC):].partition("-")   # new names have no dash
+    if (folder.name.startswith(LEGACY_ETC) and dash and pid.isdigit()
+            and _identity(int(pid)) is None):
+        return pid
+    return ""
 
 
 def _identity(pid: int) -> str | None:
