@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_refusals import refused_in_one_line as refused
+
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 
@@ -26,15 +28,6 @@ def record(tmp_path_factory) -> dict:
                  "--record", path)
     assert done.returncode == 0, done.stderr
     return json.loads(path.read_text())
-
-
-def refused(done: subprocess.CompletedProcess, *words: str) -> None:
-    assert done.returncode != 0, done.stdout[-300:]
-    assert "Traceback" not in done.stderr, done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("arena: error: "), done.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
 
 
 def changed(record: dict, key: str, value) -> dict:

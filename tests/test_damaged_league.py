@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_refusals import refused_in_one_line as refused
+
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 MATCH = "d0000:random,greedy"
@@ -46,16 +48,6 @@ def tampered(league: Path, where: Path, sql: str) -> Path:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return folder
-
-
-def refused(done: subprocess.CompletedProcess, *words: str) -> None:
-    """One line on standard error saying what is wrong, a non-zero exit, no traceback."""
-    assert done.returncode != 0, done.stdout[-500:]
-    assert "Traceback" not in done.stderr, done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("arena: error: "), done.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
 
 
 LADDER = [["ladder"], ["ladder", "--stats"], ["ladder", "--history"], ["ladder", "--matrix"],

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena.bots import BotSpec
+from cli_refusals import refused_in_one_line
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST = ROOT / "sample_bots" / "first"
@@ -24,17 +25,6 @@ def league(folder: Path) -> subprocess.CompletedProcess:
     return subprocess.run([*ARENA, "league", "run", "--game", "mandala", "--bot", str(FIRST),
                            "--bot", "greedy", "--deals", "1", "--seed", "1", "--skip-check",
                            "--out", str(folder)], capture_output=True, text=True, timeout=120)
-
-
-def refused_in_one_line(done: subprocess.CompletedProcess, *words: str) -> None:
-    """Refused with one error line, the last (after the league's own header, if it began)."""
-    assert done.returncode != 0, done.stdout
-    last = done.stderr.splitlines()[-1]
-    assert last.startswith("arena: error: ") and done.stderr.count("arena: error") == 1, \
-        done.stderr
-    assert "Traceback" not in done.stderr
-    for word in words:
-        assert word in last, done.stderr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root: it makes a folder of another user")
@@ -74,7 +64,8 @@ def test_links_where_the_lock_or_a_bots_log_go_are_refused_not_followed(tmp_path
     log_linked = tmp_path / "b"
     (log_linked / "logs").mkdir(parents=True)
     (log_linked / "logs" / f"first-{BotSpec.load(FIRST).version}.log").symlink_to(target)
-    refused_in_one_line(league(log_linked), "cannot write the log of bot first", "link")
+    refused_in_one_line(league(log_linked), "cannot write the log of bot first", "link",
+                        after_output=True)
     assert target.read_text() == "untouched\n"
 
 
