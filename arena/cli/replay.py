@@ -12,7 +12,7 @@ from arena.cli.root import main
 from arena.cli.play import print_event
 from arena.cli.records import load_record
 from arena.actlogs import match_logs, matches_in
-from arena.errors import ArenaError
+from arena.errors import ArenaError, visible
 from arena.match import Ended, Forfeited, Moved
 from arena.render.replay import render_replay_html, seat_names, seed_note, steps
 from engine.core import CHANCE
@@ -46,9 +46,9 @@ def replay(source: str, match_id: str | None, fmt: str, logs: Path | None) -> No
     names = seat_names(record)
     click.echo(f"{record['game']}, {len(names)} players, seed {record.get('seed')}")
     for index, name in enumerate(names):
-        click.echo(f"  seat {index}: {printable(name)}")
+        click.echo(f"  seat {index}: {visible(name)}")
     if seed_note(record):
-        click.echo(f"  {printable(seed_note(record))}")
+        click.echo(f"  {visible(seed_note(record))}")
     state = None
     for step in steps(record):
         state = step.state
@@ -56,25 +56,18 @@ def replay(source: str, match_id: str | None, fmt: str, logs: Path | None) -> No
             click.echo("start")
             click.echo(textwrap.indent(state.render(), "    "))
             continue
-        bot = CHANCE if step.seat == CHANCE else printable(record["players"][step.seat])
+        bot = CHANCE if step.seat == CHANCE else visible(record["players"][step.seat])
         print_event(Moved(step.ply, step.seat, bot, step.move, step.seconds, state))
     result = record.get("result") or {}
     forfeit = result.get("forfeit")
     if forfeit:
         print_event(Forfeited(len(record["moves"]), forfeit["seat"],
-                              printable(record["players"][forfeit["seat"]]),
-                              printable(forfeit["reason"]),
-                              printable(forfeit.get("detail", ""))))
+                              visible(record["players"][forfeit["seat"]]),
+                              visible(forfeit["reason"]),
+                              visible(forfeit.get("detail", ""))))
     if result:
-        print_event(Ended({**record, "players": [printable(name) for name in record["players"]]},
+        print_event(Ended({**record, "players": [visible(name) for name in record["players"]]},
                           state))
-
-
-def printable(text: str) -> str:
-    """`text` with every character a terminal would act on (escapes, control characters,
-    line breaks) shown as its Python escape: names and commands come from the record, which
-    a bot or a hand partly wrote."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def load_logs(record: dict, logs: Path, match_id: str | None) -> dict:
