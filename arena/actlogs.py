@@ -20,6 +20,8 @@ import os
 import re
 from typing import Iterable
 
+from arena.errors import visible
+
 LOG_HEADER = "== arena:"   # starts the arena's own lines in a bot log
 LOG_PREFIX_END = "| "      # a bot's lines in its log start with its process tag and this
 BEFORE_FIRST_ACT = -1      # the ply of lines printed before a match's first act
@@ -34,8 +36,8 @@ ActLines = dict[tuple[str, int], dict[int, list[str]]]
 
 def header_line(text: str, tag: str) -> bytes:
     """An arena line naming process `tag`, with anything unprintable in `text` escaped."""
-    if not text.isprintable():
-        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    if not text.isprintable():   # checked first: every act writes one
+        text = visible(text)
     return f"{LOG_HEADER} {text}; process {tag} ==\n".encode(errors="replace")
 
 
