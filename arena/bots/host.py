@@ -161,14 +161,15 @@ class BotHost:
         self.log_cap_bytes = log_cap_bytes
         self.limits = limits or sandbox.Limits()
         self.max_bots = max_bots   # live processes at once; each holds a server
-        # Named after this process: a dead arena's are removed by the next (sandbox.scratch).
+        # It names this process as its owner: a dead arena's are removed by the next
+        # (sandbox.scratch), here, once for both folders.
         self.socket_dir = scratch.folder_of_this_process()
         os.chmod(self.socket_dir, 0o700)
         self._socket_ids = itertools.count(1)
         # Without a log folder the logs are temporary: close() removes them.
         self.temporary_logs = not log_dir
         self.log_dir = (Path(log_dir) if log_dir
-                        else scratch.folder_of_this_process("arena-logs-"))
+                        else scratch.folder_of_this_process("arena-logs-", sweep=False))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._process_numbers = itertools.count(1)
         self._lock = threading.Lock()

@@ -16,11 +16,13 @@ OWNER_FILE = ".arena-owner"
 PREFIX = "arena-"   # every such folder's name starts with it
 
 
-def folder_of_this_process(prefix: str = PREFIX) -> Path:
+def folder_of_this_process(prefix: str = PREFIX, sweep: bool = True) -> Path:
     """A new private folder (`prefix` starting with PREFIX) owned by this process, made after
-    removing every such folder whose owner is gone."""
+    removing every such folder whose owner is gone (unless `sweep` is False: the caller just
+    did, making another)."""
     assert prefix.startswith(PREFIX), prefix
-    remove_orphans()
+    if sweep:
+        remove_orphans()
     folder = Path(tempfile.mkdtemp(prefix=prefix))
     (folder / OWNER_FILE).write_text(_identity(os.getpid()) or "")
     return folder
