@@ -3,6 +3,8 @@
 `browser` (tests/conftest.py skips it, saying why, where the browser is missing)."""
 from __future__ import annotations
 
+import os
+import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -13,19 +15,24 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 
 @contextmanager
 def chromium() -> Iterator["object"]:
-    """A headless Chromium WebDriver, quit afterwards."""
+    """A headless Chromium WebDriver, quit afterwards. Its profile and its temporary files
+    (Chromium leaves an `org.chromium.Chromium.*` folder in TMPDIR at every start) live in a
+    folder of the test's own, removed afterwards."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,1600"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    with tempfile.TemporaryDirectory(prefix="arena-chromium-") as scratch:
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-dev-shm-usage", "--window-size=1280,1600",
+                     f"--user-data-dir={scratch}/profile"):
+            options.add_argument(flag)
+        service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": scratch})
+        driver = webdriver.Chrome(service=service, options=options)
+        try:
+            yield driver
+        finally:
+            driver.quit()
 
 
 def sign_in(browser, service, author: str) -> None:
