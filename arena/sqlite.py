@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,16 @@ class Kind:
 
 def connect(path: Path, kind: Kind, *, read_only: bool = False) -> sqlite3.Connection:
     """A connection to `path`, unchecked and unchanged; a writer's is in autocommit mode (its
-    transactions are explicit)."""
+    transactions are explicit). Only a regular file (or none, for a writer to create) is
+    opened: SQLite would block for ever opening a FIFO, and read a device."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise kind.error(f"cannot open the {kind.name} {path}: {error.strerror}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise kind.error(f"{path} is not a file, so not an {kind.name}: {kind.hint}")
     try:
         if read_only:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_SECONDS)

@@ -101,3 +101,18 @@ def test_a_file_where_the_logs_folder_goes_is_refused_before_the_league_starts(t
     (folder / "logs").write_text("")
     refused_in_one_line(league(folder), "is not a folder")
     assert sorted(path.name for path in folder.iterdir()) == ["logs"]
+
+
+@pytest.mark.parametrize("command", [["league", "run"], ["league", "resume"], ["ladder"]])
+def test_a_fifo_where_the_database_goes_is_refused_not_opened(tmp_path, command):
+    """SQLite blocks for ever opening a FIFO: the league must say so in one line instead."""
+    folder = tmp_path / "lg"
+    folder.mkdir()
+    os.mkfifo(folder / "league.sqlite")
+    if command == ["league", "run"]:
+        done = league(folder)
+    else:
+        done = subprocess.run([*ARENA, *command, str(folder)], capture_output=True, text=True,
+                              timeout=60)
+    refused_in_one_line(done, "league.sqlite", "is not a file")
+    assert (folder / "league.sqlite").is_fifo()

@@ -117,7 +117,7 @@ def _existing_db(data: Path):
     """The data folder's database; a folder without one is a mistyped --data, not a new
     service: refused rather than made."""
     from arena.serve.db import DB_NAME, ServiceDB
-    if not (data / DB_NAME).is_file():
+    if not (data / DB_NAME).exists():   # not a file: ServiceDB.open says so
         raise ArenaError(f"{data} holds no service database ({DB_NAME}): give the --data "
                          "folder `arena serve` uses")
     return ServiceDB.open(data)

@@ -199,7 +199,7 @@ class Store:
     def open(cls, folder: str | os.PathLike) -> "Store":
         """The league database of an existing league folder (or database file), for writing."""
         path = database_path(folder)
-        if not path.is_file():
+        if not path.exists():   # a FIFO or a device: sqlite.open says what it is
             raise StoreError(f"{folder} holds no league ({DB_NAME} not found): give a folder "
                              "made by `arena league run`")
         conn = sqlite.open(path, KIND)
@@ -337,7 +337,7 @@ def _reading(league: str | os.PathLike) -> Iterator[sqlite3.Connection]:
     """A read-only connection to a league's database (checked to be ours) in one read
     transaction: one moment's snapshot, safe on a running league (WAL)."""
     path = database_path(league)
-    if not path.is_file():
+    if not path.exists():
         raise StoreError(f"{league} holds no league ({DB_NAME} not found): give a folder made "
                          "by `arena league run`")
     conn = sqlite.open(path, KIND, read_only=True)
