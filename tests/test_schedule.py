@@ -9,7 +9,9 @@ import random
 import pytest
 
 from arena.keys import LeagueKey
-from arena.league.schedule import ScheduleError, balanced_sample, expand, rotations
+from arena.league import schedule
+from arena.league.schedule import (MAX_MATCHES, ScheduleError, balanced_sample,
+                                   duplicate_pairs, expand, rotations)
 
 KEY = LeagueKey(bytes(32))   # a fixed league key: schedules are pure functions of it
 
@@ -265,6 +267,19 @@ def test_deal_seeds_fit_a_signed_64_bit_field():
 def test_impossible_leagues_are_refused_with_a_reason(bots, players, gauntlet, message):
     with pytest.raises(ScheduleError, match=message):
         expand(bots, players, deals=1, seed=0, gauntlet=gauntlet, key=KEY)
+
+
+def test_a_league_of_more_than_a_million_matches_is_refused_before_it_is_planned(monkeypatch):
+    with pytest.raises(ScheduleError, match="2,000,000,000 matches"):   # at once, not in hours
+        expand(BOTS, 2, deals=100_000_000, seed=0, key=KEY)
+    assert MAX_MATCHES == 1_000_000
+    monkeypatch.setattr(schedule, "MAX_MATCHES", 100)   # the bound itself, in a small league
+    # five bots, two players: ten tables, each in both seatings, 20 matches a deal
+    assert len(expand(BOTS, 2, deals=5, seed=0, key=KEY)) == 100
+    with pytest.raises(ScheduleError, match="give at most --deals 5,"):
+        expand(BOTS, 2, deals=6, seed=0, key=KEY)
+    with pytest.raises(ScheduleError, match="give at most --max-pairs 50"):   # two a pair
+        duplicate_pairs("new", "old", [], 51, key=KEY)
 
 
 def test_zero_deals_or_tables_is_refused():

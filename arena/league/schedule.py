@@ -50,6 +50,10 @@ from arena.keys import LeagueKey
 
 DEFAULT_MAX_TABLES = 60
 """Above this many possible groups of 3-4 bots, a balanced sample of this many is played."""
+MAX_MATCHES = 1_000_000
+"""Most matches one league plans: each costs ~0.5 KB and ~70 µs to plan, before its row in the
+database (a million: half a GB, over a minute). A larger --deals is refused, not planned until
+memory runs out."""
 
 
 class ScheduleError(ArenaError, ValueError):
@@ -253,6 +257,12 @@ def expand(bots: Sequence[str], players: int, deals: int, seed: int, key: League
         raise ScheduleError(f"unknown seating {seating!r}: use independent (a deal of its own "
                             "per match) or mirrored (one deal in every seating; trusted bots)")
     groups = tables(bots, players, seed=seed, gauntlet=gauntlet, max_tables=max_tables)
+    per_deal = sum(len(group) for group in groups)   # a table plays each of its rotations
+    if deals * per_deal > MAX_MATCHES:
+        raise ScheduleError(
+            f"{deals:,} deals of {per_deal} matches make {deals * per_deal:,} matches, more "
+            f"than a league holds ({MAX_MATCHES:,}): give at most "
+            f"--deals {max(1, MAX_MATCHES // per_deal)}, and run another league for more")
     specs: list[MatchSpec] = []
     for deal_index in range(deals):
         for group in groups:
@@ -290,6 +300,9 @@ def duplicate_pairs(new: str, old: str, field: Sequence[str], pairs: int,
     """
     if pairs < 1:
         raise ScheduleError(f"an A/B test needs at least 1 pair, not {pairs}")
+    if 2 * pairs > MAX_MATCHES:
+        raise ScheduleError(f"{pairs:,} pairs are more matches than a test holds "
+                            f"({MAX_MATCHES:,}): give at most --max-pairs {MAX_MATCHES // 2}")
     seatings = rotations((new, old, *field))
     specs: list[MatchSpec] = []
     for pair in range(pairs):
