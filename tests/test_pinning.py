@@ -92,9 +92,12 @@ def test_each_worker_and_its_bots_run_on_a_core_of_their_own(tmp_path):
 @pytest.mark.slow   # a league each: 3 s
 @pytest.mark.sandbox
 @two_cpus
-@pytest.mark.parametrize("pin, cpus_each", [(True, 1), (False, len(CPUS))],
-                         ids=["--pin", "control: not pinned"])
-def test_a_lone_worker_and_its_bots_keep_to_one_core_with_pin(tmp_path, pin, cpus_each):
+@pytest.mark.parametrize("pin, cpus", [(True, CPUS[:1]), (False, CPUS[1:])],
+                         ids=["--pin", "not pinned: kept apart"])
+def test_a_lone_worker_keeps_its_bots_on_one_core_with_pin_and_apart_without(tmp_path, pin,
+                                                                              cpus):
+    """Pinned, the worker and its bots share one core; not pinned, the worker keeps its own
+    threads on the first core and its bots on the others (hostload.keep_apart)."""
     done = subprocess.run(
         ARENA + ["league", "run", "--game", "mandala",
          *(arg for bot in pinned_bots(tmp_path / "bots") for arg in ("--bot", bot)),
@@ -102,7 +105,45 @@ def test_a_lone_worker_and_its_bots_keep_to_one_core_with_pin(tmp_path, pin, cpu
          *(["--pin"] if pin else []), "--skip-check", "--quiet", "--out", str(tmp_path / "league")],
         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
-    assert len(cores_of_workers(tmp_path / "league" / "logs", cpus_each)) == 1   # one worker
+    assert cores_of_workers(tmp_path / "league" / "logs", len(cpus)) == [str(cpus)]
+
+
+@pytest.mark.sandbox
+@two_cpus
+def test_arena_play_runs_its_bots_on_cores_apart_from_its_own(tmp_path):
+    bots = pinned_bots(tmp_path / "bots")[:2]
+    done = subprocess.run(
+        ARENA + ["play", "mandala", "--bot", bots[0], "--bot", bots[1], "--seed", "1",
+                 "--logs", str(tmp_path / "logs"), "--quiet"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert cores_of_workers(tmp_path / "logs", len(CPUS) - 1) == [str(CPUS[1:])]
+
+
+@pytest.mark.sandbox
+@two_cpus
+def test_a_match_played_in_process_gives_the_process_back_every_cpu(tmp_path):
+    """`arena play` called in-process (as a test or a notebook would) keeps its bots apart
+    during the match only: afterwards every thread of the caller may run anywhere again."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    bots = pinned_bots(tmp_path / "bots")[:2]
+    result = CliRunner().invoke(main, ["play", "mandala", "--bot", bots[0], "--bot", bots[1],
+                                       "--seed", "1", "--logs", str(tmp_path / "logs"),
+                                       "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert cores_of_workers(tmp_path / "logs", len(CPUS) - 1) == [str(CPUS[1:])]
+    for thread in os.listdir("/proc/self/task"):
+        assert sorted(os.sched_getaffinity(int(thread))) == CPUS, thread
+
+
+def test_a_bot_allowed_more_cores_than_are_kept_apart_for_bots_gets_every_core(monkeypatch):
+    monkeypatch.setattr(hostload, "_apart", frozenset(CPUS[1:]))
+    assert hostload.bot_cpus(len(CPUS) - 1) == frozenset(CPUS[1:])
+    assert hostload.bot_cpus(len(CPUS)) == frozenset(CPUS)   # never fewer cores than its quota
+    monkeypatch.setattr(hostload, "_apart", None)
+    assert hostload.bot_cpus(1) is None   # not kept apart: where the arena runs
 
 
 def test_pin_with_ray_is_refused_in_one_line():

@@ -27,6 +27,7 @@ each end's; the arena's also by thread (arena.bench.threadcpu), to show where it
 from __future__ import annotations
 
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from arena import hostload
 from arena.bench import grpc_floor, threadcpu
 from arena.clock import SeatClock, TimeControl
 from arena.match import MatchInfo, StrategySeat
@@ -87,6 +89,9 @@ class Results:
     cpu_by_thread_us: dict[str, float]
     """The arena path's CPU per decision by the part each thread plays, on both sides
     (arena.bench.threadcpu): where the arena's and the bot's CPU go."""
+    placement: dict[str, list[int]]
+    """The CPUs the arena path's threads may run on: the arena's ("arena") and the bot's
+    ("bot"), read from the kernel as the bench ends."""
 
 
 def corpus(game_id: str, count: int, seed: int = 1) -> list[tuple[dict, list[str]]]:
@@ -136,15 +141,19 @@ class _Paths:
         control = TimeControl(move_time=10.0)
         self.clock = SeatClock(control).for_move()
         self.strategy = StrategySeat("random", game_id)
+        # The other processes first: they run wherever the machine puts them, the arena and
+        # its bot as `arena play` runs them (kept apart on their own cores, hostload).
+        self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.floors = [grpc_floor.FloorPair(mode)
+                       for mode in grpc_floor.MODES + grpc_floor.PATTERNS]
+        if not unsafe:
+            hostload.keep_apart()
         self.host = BotHost(unsafe_no_sandbox=unsafe)
         self.bot = self.host.seat(BotSpec.load(bot or sample_bot("random")))
         self.bot.new_match(MatchInfo(game_id, registry.get(game_id).resolve_options({}, 2), 0,
                                      2, control, bot_seed=1))
-        self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.arena_name = "arena (gRPC, no sandbox)" if unsafe else "arena (gRPC, sandboxed bot)"
-        self.floors = [grpc_floor.FloorPair(mode)
-                       for mode in grpc_floor.MODES + grpc_floor.PATTERNS]
 
     def deciders(self) -> dict[str, Callable[[dict, list[str]], str]]:
         send, receive = self.child.stdin, self.child.stdout
@@ -169,6 +178,15 @@ class _Paths:
                 self.arena_name: arena,
                 "pipe-json": pipe_json, "pipe-ping": pipe_ping}
 
+    def placement(self) -> dict[str, list[int]]:
+        bot: set[int] = set()
+        for thread in self.bot.process.process.threads():
+            try:
+                bot |= os.sched_getaffinity(thread)
+            except ProcessLookupError:   # a thread that ended meanwhile
+                pass
+        return {"arena": sorted(os.sched_getaffinity(0)), "bot": sorted(bot)}
+
     def close(self) -> None:
         for floor in self.floors:
             floor.close()
@@ -176,6 +194,7 @@ class _Paths:
         self.child.wait(timeout=10)
         self.bot.close()
         self.host.close()
+        hostload.end_apart()
 
 
 def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = None
@@ -231,6 +250,7 @@ def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = No
                                   (server - server_before) / count,
                                   (client - client_before) / count))
         return Results(figures, {role: seconds / count * 1e6
-                                 for role, seconds in by_thread.seconds.items()})
+                                 for role, seconds in by_thread.seconds.items()},
+                       paths.placement())
     finally:
         paths.close()

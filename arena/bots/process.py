@@ -130,7 +130,8 @@ class BotProcess:
                 list(self.spec.command), self.spec.folder, env=env,
                 sockets=[self.socket_path], limits=self.host.limits,
                 log_path=self.log_path, log_cap_bytes=self.host.log_cap_bytes,
-                log_prefix=f"{self.tag}{LOG_PREFIX_END}", unsafe=self.host.unsafe_no_sandbox)
+                log_prefix=f"{self.tag}{LOG_PREFIX_END}", unsafe=self.host.unsafe_no_sandbox,
+                cpus=hostload.bot_cpus(self.host.limits.cpus))
         except sandbox.SandboxUnavailable:
             self.kill()
             raise   # the user's setup, not the bot's fault: no forfeit, one line

@@ -41,7 +41,7 @@ def bench_protocol(game_id: str, decisions: int, unsafe_no_sandbox: bool, as_jso
             "arena_cpu_by_thread_us": {role: round(micros, 1)
                                        for role, micros in results.cpu_by_thread_us.items()},
             "fastest_floor": fastest.path, "arena_over_floor": round(ratio, 2),
-            "arena_over_pipe_json": round(ratio_pipe, 2),
+            "arena_over_pipe_json": round(ratio_pipe, 2), "cpus": results.placement,
             "target_ratio": protocol_bench.TARGET_RATIO, "meets_target": met}))
         return
     cpu = lambda value: "" if value is None else f"{value:,.1f}"   # noqa: E731
@@ -56,6 +56,9 @@ def bench_protocol(game_id: str, decisions: int, unsafe_no_sandbox: bool, as_jso
                          if role in by_thread],
                         headers=(f"{arena.path}: CPU by thread", "µs a decision"),
                         colalign=("left", "right"), disable_numparse=True))
+    cpus = lambda numbers: ", ".join(map(str, numbers))   # noqa: E731
+    click.echo(f"{arena.path}: the arena's threads on CPU {cpus(results.placement['arena'])}, "
+               f"the bot's on CPU {cpus(results.placement['bot'])}")
     click.echo(f"arena median / fastest floor ({fastest.path}) = {ratio:.2f}x "
                f"(target <= {protocol_bench.TARGET_RATIO:g}x: {'met' if met else 'NOT met'}); "
                f"arena / pipe-json = {ratio_pipe:.2f}x")

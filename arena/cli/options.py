@@ -51,9 +51,9 @@ def executor_options(capped: bool = False) -> Callable:
         click.option("--pin", is_flag=True,
                      help="Keep each local worker, with its bots, on a core of its own even "
                           "when the workers leave cores free (they always are when they fill "
-                          "the cores; sandboxed bots only). On a virtual machine this can "
-                          "make a lone worker half as fast again; on a machine shared with "
-                          "other work, its core is not left when that work takes it."),
+                          "the cores; sandboxed bots only). Without it a lone worker keeps "
+                          "its own threads on one core and its bots on the others, which is "
+                          "faster still; pinned, it leaves the other cores to other work."),
     )
 
 

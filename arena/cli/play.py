@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from arena import hostload
 from arena.bots.manifest import BuiltinBot, resolution_help, resolve_bot
 from arena.clock import TimeControl
 from arena.cli.root import main
@@ -186,6 +187,8 @@ def make_seat(bot: str, game_id: str, stack: ExitStack, hosts: list, unsafe: boo
     from arena.bots import BotHost   # gRPC is imported only when a bot folder is used
 
     if not hosts:
+        if not unsafe and hostload.keep_apart():   # its bots on cores of their own
+            stack.callback(hostload.end_apart)
         if logs_dir is not None:
             try:
                 logs_dir.mkdir(parents=True, exist_ok=True)

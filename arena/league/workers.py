@@ -393,11 +393,13 @@ def worker_main() -> None:
     os.dup2(2, 1)
     tasks = sys.stdin.buffer
     try:
-        worker, plan, cpu = _receive(tasks)
+        worker, plan, cpu, alone = _receive(tasks)
     except EOFError:
         return   # stopped before it began
     if cpu is not None:
         hostload.pin(cpu)   # before any bot starts: they run on it too
+    elif alone:
+        hostload.keep_apart()   # the machine's only worker: its bots on cores of their own
     try:
         source = SeatSource(plan)
     except HostError as error:
@@ -447,8 +449,9 @@ class ProcessPool(Dispatcher):
         self.pin = pin
 
     def open(self, plan: RunPlan) -> tuple[Transport, int]:
-        return LocalTransport(plan, pinned_cpus(self.workers, plan.sandbox, always=self.pin)), \
-            self.workers
+        cpus = pinned_cpus(self.workers, plan.sandbox, always=self.pin)
+        alone = cpus is None and self.workers == 1 and plan.sandbox
+        return LocalTransport(plan, cpus, alone=alone), self.workers
 
     def pids(self) -> list[int]:
         """The worker processes running now (a kept pool's, between runs too)."""
@@ -470,7 +473,8 @@ def pinned_cpus(workers: int, sandbox: bool, always: bool = False) -> list[int] 
     scheduler to move a match to, while a lone worker may meet other work on its core. Only
     with the sandbox: its bots (one core's quota each) cannot move off the core (seccomp),
     and the host's load is then measured on that core alone (`hostload.pin`). With `always`,
-    also when they leave cores free (worker i on the i-th core)."""
+    also when they leave cores free (worker i on the i-th core). A lone worker that is not
+    pinned keeps its bots on cores apart from its own instead (`hostload.keep_apart`)."""
     cpus = sorted(hostload.cpus())
     if not sandbox or len(cpus) < 2:
         return None
@@ -480,9 +484,10 @@ def pinned_cpus(workers: int, sandbox: bool, always: bool = False) -> list[int] 
 class LocalTransport(Transport):
     """Worker processes (`worker_main`) on this machine, fed over their stdin."""
 
-    def __init__(self, plan: RunPlan, cpus: list[int] | None = None):
+    def __init__(self, plan: RunPlan, cpus: list[int] | None = None, alone: bool = False):
         self.plan = plan
         self.cpus = cpus   # worker i runs on cpus[i % len(cpus)]; None: wherever
+        self.alone = alone   # one worker, unpinned: it keeps its bots apart (hostload)
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()   # (index, message or None)
         self.processes: dict[int, subprocess.Popen] = {}
         self.plans: dict[int, RunPlan] = {}   # worker -> the plan it was sent last
@@ -501,7 +506,7 @@ class LocalTransport(Transport):
         self.processes[index] = process
         log.info("league worker %d started (pid %d)", index, process.pid)
         cpu = None if self.cpus is None else self.cpus[index % len(self.cpus)]
-        self._send(process, (index, self.plan, cpu))
+        self._send(process, (index, self.plan, cpu, self.alone))
         self.plans[index] = self.plan
         threading.Thread(target=_read_results, args=(index, process.stdout, self.inbox),
                          name=f"arena-league-worker-{index}", daemon=True).start()

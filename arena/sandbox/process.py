@@ -41,7 +41,7 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
           sockets: Sequence[str | os.PathLike] = (), bind_rw: Sequence[str | os.PathLike] = (),
           limits: Limits = Limits(), log_path: str | os.PathLike,
           log_cap_bytes: int = 1 * MiB, log_prefix: str = "",
-          unsafe: bool = False) -> "SandboxedProcess":
+          unsafe: bool = False, cpus: frozenset[int] | None = None) -> "SandboxedProcess":
     """Starts `argv` in the bot's folder, sandboxed; its output goes to `log_path` (appended,
     whole lines, each starting with `log_prefix`: see `logdrain`).
 
@@ -57,6 +57,9 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
 
     `unsafe=True` (the CLI's `--unsafe-no-sandbox`) runs the command without bwrap: same
     rlimits and cgroups, own session and process group, but it sees the whole host.
+
+    `cpus`: the CPUs the bot runs on (it cannot change them: seccomp), or None for those of
+    the spawning thread.
 
     Spawn from a thread that lives as long as the bot: `--die-with-parent` ends the bot when
     the thread that started it exits.
@@ -128,7 +131,7 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
         raise
     try:   # from here the SandboxedProcess closes the descriptors, whatever happens
         return SandboxedProcess(command, environment, cwd, uid, Path(log_path), log_cap_bytes,
-                                arena_pipe[1], status_pipe[0], groups, fds, log_prefix)
+                                arena_pipe[1], status_pipe[0], groups, fds, log_prefix, cpus)
     except BaseException:
         groups.remove()
         raise
@@ -234,7 +237,7 @@ class SandboxedProcess:
     def __init__(self, command: list[str], env: dict[str, str], cwd: Path | None,
                  uid: int | None, log_path: Path, log_cap_bytes: int, arena_end: int,
                  status_end: int, groups: cgroups.BotCgroups, pass_fds: list[int],
-                 log_prefix: str = ""):
+                 log_prefix: str = "", cpus: frozenset[int] | None = None):
         self.uid = uid
         """The bot's own uid when the arena runs as root, else None."""
         self.log_path = log_path
@@ -256,7 +259,10 @@ class SandboxedProcess:
         self._nonce = secrets.token_hex(16).encode()
         self._line_end = os.open(f"/proc/self/fd/{write_end}",
                                  os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        own_cpus = os.sched_getaffinity(0) if cpus is not None else None
         try:
+            if cpus is not None:   # a child starts on its parent thread's CPUs
+                os.sched_setaffinity(0, cpus)
             self._popen = subprocess.Popen(
                 command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=write_end,
                 stderr=write_end, start_new_session=True, close_fds=True,
@@ -269,6 +275,8 @@ class SandboxedProcess:
             raise SandboxError(
                 f"cannot start bot command {command[0]!r}: {error.strerror}") from None
         finally:
+            if own_cpus is not None:
+                os.sched_setaffinity(0, own_cpus)
             os.close(write_end)
             for fd in pass_fds:
                 os.close(fd)
