@@ -24,11 +24,10 @@ import pytest
 
 from arena import sandbox
 from arena.serve.uploads import pack_folder
-from browser import settled
+from browser import settled, sign_in
 from serving import SAMPLES, Service, arena, free_port, make_bot, random_player
 
 SUBMISSIONS_PER_HOUR = 8
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]   # end to end, many seconds each
 
@@ -52,21 +51,6 @@ def service(tmp_path_factory):
     running.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service as DriverService
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=DriverService(executable_path=CHROMEDRIVER),
-                              options=options)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
-
-
 def tar_of(entries: list[tarfile.TarInfo], contents: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
@@ -76,16 +60,6 @@ def tar_of(entries: list[tarfile.TarInfo], contents: dict[str, bytes]) -> bytes:
                 entry.size = len(data)
             tar.addfile(entry, io.BytesIO(data) if data is not None else None)
     return buffer.getvalue()
-
-
-def sign_in(browser, service: Service, name: str) -> None:
-    from selenium.webdriver.common.by import By
-    browser.get(service.url + "/login")
-    browser.find_element(By.ID, "token").send_keys(service.tokens[name])
-    browser.find_element(By.ID, "sign-in").click()
-    # The login page has a `.who` too, gone once the next page replaces it.
-    settled(browser, lambda driver: f"signed in as {name}"
-            in driver.find_element(By.CSS_SELECTOR, ".who").text)
 
 
 # -- the ladder ----------------------------------------------------------------------------------
