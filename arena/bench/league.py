@@ -8,9 +8,11 @@ last commit; the same league seed on all, so all play the same matches. The runs
 (other work on the machine only ever slows a run).
 
 2 workers on 2 cores are pinned, one core each (`arena.league.workers.pinned_cpus`); a lone
-worker is not, by default. The target compares 2 workers with the default lone worker; the
-speed-up over a lone worker pinned as each of the two is shows what the second worker adds
-by itself, without what pinning alone buys on this machine.
+worker is not, by default: it keeps its own threads on one core and its bots on the others
+(`arena.hostload.keep_apart`), so it uses both cores and a second worker cannot double it.
+The target compares 2 workers with the default lone worker; the speed-up over a lone worker
+pinned as each of the two is shows what the second worker adds by itself, without what
+placement alone buys on this machine.
 """
 from __future__ import annotations
 
