@@ -80,13 +80,13 @@ def test_an_unknown_key_is_shown_as_text_not_as_a_terminal_escape(tmp_path):
 
 
 def test_a_bot_folder_is_hashed_without_holding_its_files_in_memory(tmp_path):
-    # A 1.5 GiB sparse file under a 1 GiB address-space limit: read whole, it could not be.
+    # A 384 MiB sparse file under a 256 MiB address-space limit: read whole, it could not be.
     folder = bot(tmp_path, 'name = "big"\ncommand = ["python3", "bot.py"]\n'
                            'games = ["mandala"]\n')
     with open(folder / "big.bin", "wb") as big:
-        big.truncate(3 << 29)
+        big.truncate(3 << 27)
     code = ("import resource, sys; from pathlib import Path\n"
-            "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (1 << 28, 1 << 28))\n"
             "from arena.bots.manifest import folder_hash\n"
             "print(folder_hash(Path(sys.argv[1])))\n")
     done = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True,

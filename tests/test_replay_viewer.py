@@ -42,7 +42,9 @@ def arena(*args) -> subprocess.CompletedProcess:
     return done
 
 
-@pytest.fixture(scope="module", params=GAMES)
+# One game in the quick selection, all three in the full suite.
+@pytest.fixture(scope="module", params=[
+    pytest.param(game, marks=() if game == "mandala" else pytest.mark.slow) for game in GAMES])
 def played(request, tmp_path_factory) -> tuple[dict, Path, Path]:
     """A match of two sandboxed chatty bots: its record, its logs folder, and the page
     `arena replay RECORD --format html --logs FOLDER` made of them."""
