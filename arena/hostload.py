@@ -116,10 +116,10 @@ def bot_cpus(cores: float) -> frozenset[int] | None:
     return _apart if len(_apart) >= cores else cpus()
 
 
-def _pin_threads(cpus: frozenset[int] | set[int]) -> None:
+def _pin_threads(allowed: frozenset[int] | set[int]) -> None:
     for thread in os.listdir("/proc/self/task"):
         try:
-            os.sched_setaffinity(int(thread), cpus)
+            os.sched_setaffinity(int(thread), allowed)
         except ProcessLookupError:   # a thread that ended meanwhile
             pass
 

@@ -147,8 +147,7 @@ class _Paths:
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.floors = [grpc_floor.FloorPair(mode)
                        for mode in grpc_floor.MODES + grpc_floor.PATTERNS]
-        if not unsafe:
-            hostload.keep_apart()
+        self.kept_apart = not unsafe and hostload.keep_apart()
         self.host = BotHost(unsafe_no_sandbox=unsafe)
         self.bot = self.host.seat(BotSpec.load(bot or sample_bot("random")))
         self.bot.new_match(MatchInfo(game_id, registry.get(game_id).resolve_options({}, 2), 0,
@@ -194,7 +193,8 @@ class _Paths:
         self.child.wait(timeout=10)
         self.bot.close()
         self.host.close()
-        hostload.end_apart()
+        if self.kept_apart:   # not a caller's own placement
+            hostload.end_apart()
 
 
 def run(game_id: str, count: int, *, unsafe: bool = False, bot: Path | None = None
