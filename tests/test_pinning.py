@@ -135,7 +135,11 @@ def test_a_match_played_in_process_gives_the_process_back_every_cpu(tmp_path):
     assert result.exit_code == 0, result.output
     assert cores_of_workers(tmp_path / "logs", len(CPUS) - 1) == [str(CPUS[1:])]
     for thread in os.listdir("/proc/self/task"):
-        assert sorted(os.sched_getaffinity(int(thread))) == CPUS, thread
+        try:
+            allowed = os.sched_getaffinity(int(thread))
+        except ProcessLookupError:   # ended since it was listed (a bot's log drain, say)
+            continue
+        assert sorted(allowed) == CPUS, thread
 
 
 def test_a_bot_allowed_more_cores_than_are_kept_apart_for_bots_gets_every_core(monkeypatch):
