@@ -181,21 +181,22 @@ def test_the_repeat_check_sees_a_process_that_met_one_deal_in_two_seatings(tmp_p
     assert repeats(found) == [(next(iter(found)), 99)]
 
 
-@pytest.mark.parametrize("game, players, executor", [
-    ("mandala", 2, "local"),
+@pytest.mark.parametrize("game, players, executor, seating", [
+    ("mandala", 2, "local", "independent"),
+    ("mandala", 2, "local", "mirrored"),
     # The longer leagues (more seats, Ray, which starts in seconds) in the full suite; the
-    # quick selection plays the 2-player one.
-    pytest.param("flowers-mandala", 3, "local", marks=pytest.mark.slow),
-    pytest.param("flowers-mandala", 4, "local", marks=pytest.mark.slow),
-    pytest.param("mandala", 2, "ray", marks=[pytest.mark.ray, pytest.mark.slow]),
+    # quick selection plays the 2-player ones.
+    pytest.param("flowers-mandala", 3, "local", "independent", marks=pytest.mark.slow),
+    pytest.param("flowers-mandala", 4, "local", "mirrored", marks=pytest.mark.slow),
+    pytest.param("mandala", 2, "ray", "independent", marks=[pytest.mark.ray, pytest.mark.slow]),
 ])
-def test_no_bot_process_meets_a_deal_twice_in_a_default_league(tmp_path, game, players,
-                                                               executor):
+def test_no_bot_process_meets_a_deal_twice_in_a_league(tmp_path, game, players, executor,
+                                                       seating):
     league = tmp_path / "league"
     others = [SAMPLE_BOTS / name for name in ("random", "first", "greedy")][:max(players, 2)]
     arena("league", "run", "--game", game, "--players", players, "--deals", 3, "--seed", 2,
           "--move-time", 10, "--bot", HOSTILE / "deal_memory",
-          *[arg for bot in others for arg in ("--bot", bot)],
+          *[arg for bot in others for arg in ("--bot", bot)], "--seating", seating,
           "--out", league, "--workers", 2, "--executor", executor, "--quiet")
     found = meetings(league)
     with Store.open(league) as store:
@@ -208,8 +209,16 @@ def test_no_bot_process_meets_a_deal_twice_in_a_default_league(tmp_path, game, p
                 and record["players"][record["result"]["forfeit"]["seat"]] == "deal_memory"]
     assert sum(map(len, found.values())) == played > 0
     assert repeats(found) == []
-    # At pooled speed: a process per seat and worker, not a process per match.
-    assert len(found) <= players * 2 + len(forfeits) < played, forfeits
+    # At pooled speed, a process per worker and (mirrored) seat, not a process per match.
+    # Mirrored, every process kept to one seat: none can meet a table's deal in two seatings.
+    # Independent, a deal is never played twice, so one process per worker plays every seat.
+    seats_per_process = {process: {seat for _, seat in met} for process, met in found.items()}
+    if seating == "mirrored":
+        assert all(len(seats) == 1 for seats in seats_per_process.values()), seats_per_process
+        assert len(found) <= players * 2 + len(forfeits) < played, forfeits
+    else:
+        assert len(found) <= 2 + len(forfeits) < played, forfeits
+        assert any(len(seats) > 1 for seats in seats_per_process.values()), seats_per_process
     assert log_lines(league / "logs", "memory:") and not [
         line for line in log_lines(league / "logs", "memory:") if "REPEAT" in line]
 
@@ -280,8 +289,8 @@ def test_bench_fairness_prints_its_measures_and_the_thief_stays_frozen():
         "fixed-work median move, against a quiet bot",
         "fixed-work median move, against the CPU thief",
         "CPU the thief used during one fixed-work move, at most",
-        "league, before fair play (process per bot, not frozen)",
-        "league, fair play (process per bot and seat, frozen)"]), done.stdout
+        "league, before fair play (not frozen)",
+        "league, fair play (frozen between turns)"]), done.stdout
     # Frozen between its turns, the thief's 30 spinners got next to nothing of any move.
     assert float(rows["CPU the thief used during one fixed-work move, at most"].split()[0]) \
         < 10, done.stdout

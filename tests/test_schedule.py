@@ -47,7 +47,7 @@ def test_mirrored_every_table_has_a_deal_of_its_own_played_in_each_of_its_seatin
 
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_mirrored_no_bot_meets_a_deal_twice_in_the_same_seat(players):
-    # What lets one pooled process per bot and seat never see a deal twice.
+    # What lets one pooled process per bot and seat never see a deal twice, mirrored.
     specs = expand(BOTS, players=players, deals=3, seed=1, key=KEY, seating="mirrored")
     meetings = collections.Counter((bot, seat, spec.seed) for spec in specs
                                    for seat, bot in enumerate(spec.seats))

@@ -73,6 +73,11 @@ class RunPlan:
     """(bot name, log file name in `log_dir`) for bots whose log is not named after their
     manifest name and version: the service keeps one log per author and version, since two
     authors may submit byte-identical bots."""
+    seat_lanes: bool = True
+    """A bot's seat `i` is always played by its process for seat `i` (its lane): with mirrored
+    deals, no process then meets a deal twice. With independent deals (a deal per match, never
+    played again) any process of the bot may play any seat, so it needs one process, not one
+    per seat: fewer start-ups, less memory."""
     pool_bots: int | None = None
     """Most bot processes one worker keeps at once (None: the bot host's default): a service's
     workers live for days and meet every version of its ladders, so their pools are capped."""

@@ -213,6 +213,7 @@ def run(league: League, executor: Executor, *, fresh_bots: bool = False,
     plan = RunPlan(league.config.game, league.config.players, dict(league.config.options),
                    dict(league.config.time_control), tuple(league.bots),
                    fresh_bots=fresh_bots, sandbox=league.config.sandbox,
+                   seat_lanes=league.config.seating == "mirrored",
                    log_dir=str(league.folder.resolve() / "logs"))
     if any(not is_builtin(bot.source) for bot in league.bots):
         league.store.record_protections(_protections(league.config.sandbox))

@@ -106,11 +106,15 @@ class SeatSource:
     def seats(self, names: Sequence[str]) -> list[Seat]:
         """One seat per name; close them after the match (that returns bots to the pool).
 
-        A bot's seat `i` is played by its pooled process for seat `i` (its lane): with deals
-        of their own per table, a process then meets every deal at most once.
+        With `seat_lanes` (mirrored deals) a bot's seat `i` is played by its pooled process
+        for seat `i` (its lane), so a process meets every deal at most once. Without (a deal
+        per match), a bot's first seat in the match takes its lane-0 process, a second seat
+        (the bot playing itself) lane 1, and so on: one process per bot, not per seat.
         """
-        return [self.host.seat(self.specs[name], lane=index) if name in self.specs
-                else StrategySeat(name, self.plan.game) for index, name in enumerate(names)]
+        lanes = (range(len(names)) if self.plan.seat_lanes
+                 else [names[:index].count(name) for index, name in enumerate(names)])
+        return [self.host.seat(self.specs[name], lane=lane) if name in self.specs
+                else StrategySeat(name, self.plan.game) for name, lane in zip(names, lanes)]
 
     def close(self) -> None:
         self.stack.close()

@@ -57,7 +57,7 @@ IDLE_WAIT = 1.0
 """Seconds to wait for news when no ladder has enough bots to play."""
 POOL_TABLES = 2
 """Tables' worth of bot processes a worker keeps between matches (a table of n players
-needs n versions in n lanes): enough to reuse a version's processes from batch to batch, few
+needs n versions, a process each): enough to reuse a version's processes from batch to batch, few
 enough that a worker's bots stay flat however many versions its ladders have."""
 HOST_PAUSE = 30.0
 """Seconds a ladder waits after a host fault; doubled at each fault in a row, to MAX_PAUSE."""
@@ -234,6 +234,7 @@ class MatchPlayer(threading.Thread):
                        tuple(BotEntry(name, version.version, version.folder, (ladder.game,))
                              for name, version in batch.versions.items()),
                        sandbox=True, log_dir=str(self.log_dir), pool_bots=self.pool_bots,
+                       seat_lanes=False,   # every match on a deal of its own
                        log_names=tuple((name, version.log_name)
                                        for name, version in batch.versions.items()))
 
