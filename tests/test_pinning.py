@@ -142,6 +142,28 @@ def test_a_match_played_in_process_gives_the_process_back_every_cpu(tmp_path):
         assert sorted(allowed) == CPUS, thread
 
 
+@pytest.mark.sandbox
+@two_cpus
+def test_a_protocol_bench_that_fails_to_start_its_bot_ends_what_it_started(tmp_path):
+    """In-process, a bench whose bot cannot start leaves no floor or pipe child behind and
+    gives every thread of the caller every CPU back."""
+    from arena.bench.protocol import _Paths
+    from arena.sandbox.proctree import processes
+
+    def children() -> set[int]:
+        return {pid for pid, ppid, _, _ in processes() if ppid == os.getpid()}
+    before = children()
+    with pytest.raises(Exception, match="no-such-bot"):
+        _Paths("mandala", unsafe=False, bot=tmp_path / "no-such-bot")
+    assert children() <= before
+    for thread in os.listdir("/proc/self/task"):
+        try:
+            allowed = os.sched_getaffinity(int(thread))
+        except ProcessLookupError:   # ended since it was listed
+            continue
+        assert sorted(allowed) == CPUS, thread
+
+
 def test_a_bot_allowed_more_cores_than_are_kept_apart_for_bots_gets_every_core(monkeypatch):
     monkeypatch.setattr(hostload, "_apart", frozenset(CPUS[1:]))
     assert hostload.bot_cpus(len(CPUS) - 1) == frozenset(CPUS[1:])

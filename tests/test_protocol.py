@@ -10,6 +10,8 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import grpc
@@ -17,6 +19,7 @@ import pytest
 
 from arena.bench import grpc_floor, threadcpu
 from arena.bot_errors import BotCrashed
+from arena.sandbox import proctree
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.match import MatchInfo, StrategySeat, play_match
@@ -177,6 +180,33 @@ def test_bench_protocol_prints_the_paths_the_floors_the_patterns_and_the_ratio()
     every = sorted(os.sched_getaffinity(0))
     if len(every) >= 2:
         assert figures["cpus"] == {"arena": every[:1], "bot": every[1:]}
+
+
+def test_a_bench_killed_with_sigkill_takes_its_floors_with_it():
+    # Its floors are its children, and die with it whatever state they are in: here each
+    # server is stopped (as one that never came up, or hangs), so no end of its input can end
+    # it, nor its client, which waits for it.
+    bench = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import os, signal, time
+        from arena.bench import grpc_floor
+        pairs = [grpc_floor.FloorPair(mode) for mode in ("sync", "aio-no-ee")]
+        for pair in pairs:
+            pair.round_trips(1)   # both ends up and serving
+            os.kill(pair.server.pid, signal.SIGSTOP)
+        print(" ".join(str(p.pid) for pair in pairs for p in (pair.server, pair.client)),
+              flush=True)
+        time.sleep(600)
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        floors = [int(pid) for pid in bench.stdout.readline().split()]
+        assert len(floors) == 4
+    finally:
+        bench.kill()
+        bench.wait()
+    deadline = time.monotonic() + 10
+    while any(proctree.running(pid) for pid in floors) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in floors if proctree.running(pid)]
 
 
 def test_the_working_pattern_computes_a_decision_s_work_on_both_ends_of_each_round_trip():

@@ -61,6 +61,7 @@ ASK_BYTES = 600      # about an act request of mandala
 ANSWER_BYTES = 20    # about a move reply
 METHOD = "/floor.Floor/Play"
 TIMEOUT = 120.0      # seconds a pair may take before it is a failure
+PARENT_VARIABLE = "ARENA_FLOOR_PARENT"   # the bench's pid, for its floors to die with it
 
 
 def environment(mode: str) -> dict[str, str]:
@@ -85,13 +86,19 @@ class FloorPair:
         self._folder = tempfile.TemporaryDirectory(prefix="arena-floor-")
         socket = str(Path(self._folder.name) / "floor.sock")
         command = [sys.executable, "-m", "arena.bench.grpc_floor"]
-        env = environment(mode)
+        env = {**environment(mode), PARENT_VARIABLE: str(os.getpid())}
         self.server = subprocess.Popen(command + ["serve", mode, socket], env=env, text=True,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         client_mode = "aio-no-ee" if mode in PATTERNS else mode
         work = [str(WORK_US["answer"])] if mode == "sync-handoff-working" else []
-        self.client = subprocess.Popen(command + ["connect", client_mode, socket, *work],
-                                       env=env)
+        try:
+            self.client = subprocess.Popen(command + ["connect", client_mode, socket, *work],
+                                           env=env)
+        except BaseException:
+            self.server.kill()
+            self.server.wait()
+            self._folder.cleanup()
+            raise
 
     def round_trips(self, count: int) -> list[float]:
         """Seconds of each of `count` more round trips, timed by the server."""
@@ -298,6 +305,12 @@ def _connect(mode: str, socket: str, work: str = "0") -> None:
 
 
 if __name__ == "__main__":
+    # A bench killed (kill -9) takes its floors with it: a client whose server never came
+    # would otherwise wait for it forever. Its parent gone before that took hold: end now.
+    from arena.league.workers import die_with_parent
+    die_with_parent()
+    if os.getppid() != int(os.environ.get(PARENT_VARIABLE, os.getppid())):
+        sys.exit(1)
     role, mode, socket, *work = sys.argv[1:]
     if role == "serve":
         _serve(mode, socket)

@@ -143,15 +143,21 @@ class _Paths:
         self.strategy = StrategySeat("random", game_id)
         # The other processes first: they run wherever the machine puts them, the arena and
         # its bot as `arena play` runs them (kept apart on their own cores, hostload).
-        self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.floors = [grpc_floor.FloorPair(mode)
-                       for mode in grpc_floor.MODES + grpc_floor.PATTERNS]
-        self.kept_apart = not unsafe and hostload.keep_apart()
-        self.host = BotHost(unsafe_no_sandbox=unsafe)
-        self.bot = self.host.seat(BotSpec.load(bot or sample_bot("random")))
-        self.bot.new_match(MatchInfo(game_id, registry.get(game_id).resolve_options({}, 2), 0,
-                                     2, control, bot_seed=1))
+        # What failed to start ends what did (`close`), the caller's placement included.
+        self.child, self.floors, self.kept_apart, self.host, self.bot = None, [], False, None, None
+        try:
+            self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            for mode in grpc_floor.MODES + grpc_floor.PATTERNS:
+                self.floors.append(grpc_floor.FloorPair(mode))
+            self.kept_apart = not unsafe and hostload.keep_apart()
+            self.host = BotHost(unsafe_no_sandbox=unsafe)
+            self.bot = self.host.seat(BotSpec.load(bot or sample_bot("random")))
+            self.bot.new_match(MatchInfo(game_id, registry.get(game_id).resolve_options({}, 2),
+                                         0, 2, control, bot_seed=1))
+        except BaseException:
+            self.close()
+            raise
         self.arena_name = "arena (gRPC, no sandbox)" if unsafe else "arena (gRPC, sandboxed bot)"
 
     def deciders(self) -> dict[str, Callable[[dict, list[str]], str]]:
@@ -187,12 +193,16 @@ class _Paths:
         return {"arena": sorted(os.sched_getaffinity(0)), "bot": sorted(bot)}
 
     def close(self) -> None:
+        """Ends what was started (all of it, or what had started when the start failed)."""
         for floor in self.floors:
             floor.close()
-        self.child.stdin.close()
-        self.child.wait(timeout=10)
-        self.bot.close()
-        self.host.close()
+        if self.child is not None:
+            self.child.stdin.close()
+            self.child.wait(timeout=10)
+        if self.bot is not None:
+            self.bot.close()
+        if self.host is not None:
+            self.host.close()
         if self.kept_apart:   # not a caller's own placement
             hostload.end_apart()
 

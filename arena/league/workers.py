@@ -372,8 +372,9 @@ def _receive(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
-def _die_with_parent() -> None:
-    """Asks Linux to SIGKILL this process when its parent dies (kill -9 of the league)."""
+def die_with_parent() -> None:
+    """Asks Linux to SIGKILL this process when its parent dies (kill -9 of the league, or of
+    a bench: its helper processes call it too)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
@@ -387,7 +388,7 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 def worker_main() -> None:
     """A worker process (`ProcessPool` starts it): plays the specs it reads until None."""
-    _die_with_parent()
+    die_with_parent()
     if os.getppid() != int(os.environ.get("ARENA_LEAGUE_PARENT", os.getppid())):
         return   # the parent died before the line above took effect
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
