@@ -2,7 +2,9 @@
 matches) and headless Chromium: a ladder's time control fixed when it is made, paused ladders,
 provisional ratings ranked apart, timestamps, token rotation and retired bots.
 
-The tests of this module share one service and run in order. Its data folder also holds a
+The tests of this module share one service; fixtures bring it to what a test starts from (the
+authors' bots admitted and playing, one of them retired), so each also runs alone. Its data
+folder also holds a
 ladder this run does not serve (flowers-2p), with standings written into the database before
 the start: a paused ladder keeps them as they are (no match is played on it), and reaching a
 53-match rating by playing would take minutes.
@@ -73,6 +75,33 @@ def service(tmp_path_factory):
     running.start()
     yield running
     running.stop()
+
+
+@pytest.fixture(scope="module")
+def admitted(service) -> dict[str, tuple[dict, dict]]:
+    """alice/random and bob/greedy submitted and admitted, and a match stored on their
+    ladder; per author, the upload's answer and its verdict."""
+    submitted = {}
+    for author, bot in (("alice", "random"), ("bob", "greedy")):
+        status, answer = service.upload(pack_folder(SAMPLES / bot), service.tokens[author])
+        assert status == 202, answer
+        submitted[author] = answer, service.verdict(answer["id"], service.tokens[author])
+    deadline = time.monotonic() + 180
+    while not service.get("/api/matches?ladder=mandala-2p")["matches"]:
+        assert time.monotonic() < deadline, "no match played in 180 s"
+        time.sleep(1)
+    return submitted
+
+
+@pytest.fixture
+def alice_random_retired(service, admitted) -> None:
+    """alice/random retired: by the test of its page when that ran first, else here, by the
+    form of its page."""
+    if not service.get("/api/bots/alice/random")["retired"]:
+        service.request("/bots/alice/random/retire",
+                        data=f"token={service.tokens['alice']}".encode(), method="POST",
+                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert service.get("/api/bots/alice/random")["retired"]
 
 
 def stored_time_controls(data: Path) -> dict[str, str]:
@@ -170,21 +199,14 @@ def test_ladder_page_on_a_phone_wide_window(service, browser):
 
 # -- bots, timestamps ----------------------------------------------------------------------------
 
-def test_submissions_versions_and_matches_show_when_they_happened(service):
-    for author, bot in (("alice", "random"), ("bob", "greedy")):
-        status, answer = service.upload(pack_folder(SAMPLES / bot), service.tokens[author])
-        assert status == 202, answer
-        verdict = service.verdict(answer["id"], service.tokens[author])
+def test_submissions_versions_and_matches_show_when_they_happened(service, admitted):
+    for author, (answer, verdict) in admitted.items():
         assert verdict["status"] == "admitted", verdict
         assert ISO_UTC.fullmatch(verdict["created"]) and ISO_UTC.fullmatch(verdict["decided"])
         assert verdict["created"] <= verdict["decided"]
         page = service.request(f"/submissions/{answer['id']}", token=service.tokens[author])[1]
         assert len(PAGE_UTC.findall(page.decode())) == 2   # submitted and decided
-    deadline = time.monotonic() + 180
-    while not (matches := service.get("/api/matches?ladder=mandala-2p")["matches"]):
-        assert time.monotonic() < deadline, "no match played in 180 s"
-        time.sleep(1)
-    played = matches[0]
+    played = service.get("/api/matches?ladder=mandala-2p")["matches"][0]
     assert ISO_UTC.fullmatch(played["started"]) and ISO_UTC.fullmatch(played["stored"])
     stored = datetime.fromisoformat(played["stored"])
     assert abs((datetime.now(timezone.utc) - stored).total_seconds()) < 300
@@ -201,7 +223,7 @@ def test_submissions_versions_and_matches_show_when_they_happened(service):
 
 # -- accounts ------------------------------------------------------------------------------------
 
-def test_a_rotated_token_works_and_the_old_one_stops_at_once(service):
+def test_a_rotated_token_works_and_the_old_one_stops_at_once(service, admitted):
     old = service.tokens["bob"]
     assert service.request("/api/submissions", token=old)[0] == 200
     new = arena("author", "rotate-token", "bob", "--data", str(service.data)).stdout.strip()
@@ -228,7 +250,7 @@ def test_account_commands_refuse_a_folder_without_a_service(tmp_path):
         assert not (tmp_path / "nothing").exists()
 
 
-def test_an_author_cannot_retire_another_authors_bot(service, browser):
+def test_an_author_cannot_retire_another_authors_bot(service, browser, admitted):
     from selenium.webdriver.common.by import By
     sign_in(browser, service, "bob")
     browser.get(service.url + "/bots/alice/random")
@@ -250,7 +272,8 @@ def matches_of(service: Service, bot: str) -> int:
     return len(service.get(f"/api/matches?bot={bot}&limit=500")["matches"])
 
 
-def test_its_author_retires_a_bot_from_its_page_and_it_plays_no_more(service, browser):
+def test_its_author_retires_a_bot_from_its_page_and_it_plays_no_more(service, browser,
+                                                                    admitted):
     from selenium.webdriver.common.by import By
     played = matches_of(service, "alice/random")
     assert played > 0
@@ -277,13 +300,14 @@ def test_its_author_retires_a_bot_from_its_page_and_it_plays_no_more(service, br
     assert bots[-1]["bot"] == "alice/random" and bots[-1]["retired"]   # listed apart, last
 
 
-def test_a_retired_bot_submitted_again_is_refused_in_one_line(service):
+def test_a_retired_bot_submitted_again_is_refused_in_one_line(service, alice_random_retired):
     done = arena("submit", str(SAMPLES / "random"), "--server", service.url, "--token",
                  service.tokens["alice"], "--ladder", "mandala:2", check=False)
     one_line_refusal(done, "alice/random is retired", "another name")
 
 
-def test_retiring_a_retired_bot_from_its_page_answers_409_in_one_line(service):
+def test_retiring_a_retired_bot_from_its_page_answers_409_in_one_line(service,
+                                                                     alice_random_retired):
     # The shared error handlers turn the author's impossible request into a conflict.
     status, body = service.request(
         "/bots/alice/random/retire", data=f"token={service.tokens['alice']}".encode(),
@@ -293,7 +317,7 @@ def test_retiring_a_retired_bot_from_its_page_answers_409_in_one_line(service):
     assert service.get("/api/bots/alice/random")["retired"]
 
 
-def test_retire_bot_on_the_command_line(service):
+def test_retire_bot_on_the_command_line(service, admitted):
     done = arena("author", "retire-bot", "bob", "greedy", "--data", str(service.data))
     assert done.stdout.strip() == "bob/greedy is retired"
     assert service.get("/api/bots/bob/greedy")["retired"]
