@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 
 from arena.bench import grpc_floor, threadcpu
 from arena.bot_errors import BotCrashed
-from arena.sandbox import proctree
+from arena.sandbox import proctree, scratch
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.match import MatchInfo, StrategySeat, play_match
@@ -200,6 +201,10 @@ def test_a_bench_killed_with_sigkill_takes_its_floors_with_it():
     try:
         floors = [int(pid) for pid in bench.stdout.readline().split()]
         assert len(floors) == 4
+        folders = [folder for folder in Path(tempfile.gettempdir()).glob("arena-floor-*")
+                   if (folder / scratch.OWNER_FILE).is_file()
+                   and (folder / scratch.OWNER_FILE).read_text().startswith(f"{bench.pid} ")]
+        assert len(folders) == 2   # their sockets' folders, owned by the bench
     finally:
         bench.kill()
         bench.wait()
@@ -207,6 +212,8 @@ def test_a_bench_killed_with_sigkill_takes_its_floors_with_it():
     while any(proctree.running(pid) for pid in floors) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in floors if proctree.running(pid)]
+    scratch.remove_orphans()   # what the next arena to make such a folder does first
+    assert not [folder for folder in folders if folder.exists()]
 
 
 def test_the_working_pattern_computes_a_decision_s_work_on_both_ends_of_each_round_trip():

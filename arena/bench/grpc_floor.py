@@ -40,13 +40,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
+import shutil
 import threading
 import time
 from pathlib import Path
 
 from arena import GRPC_ENVIRONMENT
 from arena.bench import threadcpu
+from arena.sandbox import scratch
 
 MODES = ("sync", "aio", "aio-no-ee")
 PATTERNS = ("sync-handoff", "aio-handoff", "sync-handoff-working")
@@ -83,8 +84,9 @@ class FloorPair:
             raise ValueError(f"unknown floor mode {mode!r}: one of "
                              f"{', '.join(MODES + PATTERNS)}")
         self.mode = mode
-        self._folder = tempfile.TemporaryDirectory(prefix="arena-floor-")
-        socket = str(Path(self._folder.name) / "floor.sock")
+        # Owned by this process: a bench killed (kill -9) leaves it to the next arena's sweep.
+        self._folder = scratch.folder_of_this_process("arena-floor-")
+        socket = str(self._folder / "floor.sock")
         command = [sys.executable, "-m", "arena.bench.grpc_floor"]
         env = {**environment(mode), PARENT_VARIABLE: str(os.getpid())}
         self.server = subprocess.Popen(command + ["serve", mode, socket], env=env, text=True,
@@ -97,7 +99,7 @@ class FloorPair:
         except BaseException:
             self.server.kill()
             self.server.wait()
-            self._folder.cleanup()
+            shutil.rmtree(self._folder, ignore_errors=True)
             raise
 
     def round_trips(self, count: int) -> list[float]:
@@ -124,7 +126,7 @@ class FloorPair:
                 if process.poll() is None:
                     process.kill()
                     process.wait()
-            self._folder.cleanup()
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 # -- the two ends -------------------------------------------------------------------------------
