@@ -142,6 +142,7 @@ def test_a_match_played_in_process_gives_the_process_back_every_cpu(tmp_path):
         assert sorted(allowed) == CPUS, thread
 
 
+@pytest.mark.slow   # it starts the bench's ten floor processes: 2-3 s
 @pytest.mark.sandbox
 @two_cpus
 def test_a_protocol_bench_that_fails_to_start_its_bot_ends_what_it_started(tmp_path):
