@@ -36,9 +36,12 @@ class BotTimeout(BotError):
     """Seconds its threads had waited for a CPU since their mark, then (see arena.hostload)."""
     machine_cpu_seconds: float | None = None
     arena_cpu_seconds: float | None = None
+    arena_core_seconds: float | None = None
+    arena_wait: float | None = None
     at: float | None = None
-    """The machine's and the arena process's CPU-time counters and time.monotonic() when it
-    timed out (before the kill, which is the arena's work, not the others')."""
+    """The machine's, the arena process's and the arena's own core's CPU-time counters, its
+    threads' wait (`Seat.arena_wait`) and time.monotonic() when it timed out (before the
+    kill, which is the arena's work, not the others')."""
 
 
 class BotCrashed(BotError):

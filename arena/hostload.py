@@ -13,7 +13,9 @@ calling its server again and again: at 6 threads, a quarter of a core) but never
 it of anything but that, and it does almost nothing else while a bot thinks.
 
 "The machine" is the CPUs the arena may run on: all of them, or the one a league worker is
-pinned to with its bots (`pin`), whose others' use is what a bot there competes with.
+pinned to with its bots (`pin`), whose others' use is what a bot there competes with. An
+arena that keeps its bots apart from its own core (`keep_apart`) also weighs that core: the
+others there delay its reading of a reply (MoveLoad.arena_starved).
 Reading its CPU time costs one small read (the root cpuacct cgroup's counters, or
 /proc/stat), so every move takes it.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable
@@ -51,6 +54,10 @@ _TICK = os.sysconf("SC_CLK_TCK")
 _cpus: frozenset[int] | None = None   # this process's CPUs, once read (`pin` sets them)
 _apart: frozenset[int] | None = None  # where its bots start, once `keep_apart` is called
 _read_counter: Callable[[], float] | None = None
+_arena_counter: tuple[frozenset[int], Callable[[], float]] | None = None
+_schedstat: dict[int, int] = {}   # thread id -> its open /proc/self/task/TID/schedstat
+_SCHEDSTAT_FILES = 64   # at most, so that threads that ended unread hold none for long
+_schedstat_lock = threading.Lock()
 
 
 def cpus() -> frozenset[int]:
@@ -124,6 +131,53 @@ def _pin_threads(allowed: frozenset[int] | set[int]) -> None:
             pass
 
 
+def arena_cpus() -> frozenset[int] | None:
+    """The CPUs the arena's own threads keep to, apart from its bots' (`keep_apart`); None
+    when it runs where its bots do."""
+    return None if _apart is None else cpus() - _apart
+
+
+def arena_core_seconds() -> float | None:
+    """CPU time every process used so far on the arena's own CPUs while it keeps its bots
+    apart (`arena_cpus`); None when it does not. Others' load there delays the arena's
+    reading of a reply, not the bot (see MoveLoad.arena_starved). A counter."""
+    global _arena_counter
+    own = arena_cpus()
+    if own is None:
+        return None
+    if _arena_counter is None or _arena_counter[0] != own:
+        _arena_counter = own, _counter(own)
+    return _arena_counter[1]()
+
+
+def threads_run_queue_wait(threads: tuple[int, ...]) -> float | None:
+    """Seconds these threads of this process waited for a CPU over their lives (field 2 of
+    their schedstat, files kept open); None when one of them is gone or it cannot be told.
+    A counter: compare two readings of the same threads."""
+    with _schedstat_lock:
+        return _threads_wait(threads)
+
+
+def _threads_wait(threads: tuple[int, ...]) -> float | None:
+    total = 0
+    for tid in threads:
+        fd = _schedstat.get(tid)
+        try:
+            if fd is None:
+                if len(_schedstat) >= _SCHEDSTAT_FILES:   # the live ones open again
+                    for old in _schedstat.values():
+                        os.close(old)
+                    _schedstat.clear()
+                fd = _schedstat[tid] = os.open(f"/proc/self/task/{tid}/schedstat",
+                                               os.O_RDONLY | os.O_CLOEXEC)
+            total += int(os.pread(fd, 128, 0).split()[1])
+        except (OSError, IndexError, ValueError):   # ended (its id may come again): forget it
+            if tid in _schedstat:
+                os.close(_schedstat.pop(tid))
+            return None
+    return total / 1e9
+
+
 def arena_cpu_seconds() -> float:
     """CPU time this arena process (all its threads) used so far: not the others' (a bot that
     keeps the arena busy, calling its server in a loop, must not pass that off as the host's
@@ -181,6 +235,13 @@ class MoveLoad:
     bot_cores: float     # the bot's CPU quota, in cores
     waited: float | None  # seconds its threads waited for a CPU (see `starved`; None: unknown)
     arena_cpu: float = 0.0  # CPU seconds of the arena's own process: in neither of the above
+    arena_others: float | None = None
+    """CPU seconds other processes used on the arena's own CPUs, kept apart from its bots'
+    (`arena_cpus`; None when it runs where its bots do)."""
+    arena_waited: float | None = None
+    """Seconds the arena's threads that carry the move (the match's, the bot's stream
+    handler) waited for a CPU meanwhile (None: unknown)."""
+    overrun: float = 0.0  # seconds past the time the bot was allowed
 
     @property
     def share_left(self) -> float:
@@ -192,6 +253,27 @@ class MoveLoad:
 
     @property
     def starved(self) -> bool:
+        """The host's doing: the bot was kept off its CPU (`bot_starved`), or the arena off
+        its own while it was to read the reply (`arena_starved`)."""
+        return self.bot_starved or self.arena_starved
+
+    @property
+    def arena_starved(self) -> bool:
+        """An arena kept apart from its bots times their moves on a core of its own: other
+        processes that hold that core delay its reading of a reply, which the bot's core and
+        wait do not show (high-priority spinners there made a 1 ms move take 60-400 ms).
+        Its timeout is the host's when the others left the arena less than STARVED_SHARE of
+        its core and the arena's threads of the move waited for a CPU at least as long as the
+        bot overran its time: the reply may well have come in time. A bot cannot fake this:
+        it cannot run on that core, and the arena's own work there (a bot calling its server
+        in a loop) is not the others'."""
+        if self.arena_others is None or self.arena_waited is None or self.wall <= 0:
+            return False
+        return (1 - self.arena_others / self.wall < STARVED_SHARE
+                and self.arena_waited >= self.overrun)
+
+    @property
+    def bot_starved(self) -> bool:
         """The others left it less than its due, and it was waiting for a CPU meanwhile: a
         bot that sleeps or blocks does not wait on the run queue. A bot runnable all along
         waits about the share the others took, (1 - share_left) of the move; it counts as
@@ -213,6 +295,11 @@ class MoveLoad:
 
     def describe(self) -> str:
         waited = "" if self.waited is None else f", its threads' CPU wait {self.waited:.3f} s"
+        if self.arena_others is not None and self.wall > 0:
+            waited += (f"; other processes used {self.arena_others / self.wall:.2f} of the "
+                       f"arena's own core")
+            if self.arena_waited is not None:
+                waited += f", its threads of the move waited {self.arena_waited:.3f} s"
         arena = (f" (and the arena, not counted, {self.arena_cpu:.3f} s)"
                  if self.arena_cpu >= 0.001 else "")
         return (f"on CPU {self.bot_cpu:.3f} s of {self.wall:.3f} s; other processes used "
@@ -246,14 +333,20 @@ class Watch:
 
 def measure(wall: float, bot_cpu: float | None, waited: float | None, machine_before: float,
             bot_cores: float = 1.0, machine_after: float | None = None,
-            arena_cpu: float = 0.0) -> MoveLoad:
+            arena_cpu: float = 0.0, arena_core: float | None = None,
+            arena_waited: float | None = None, overrun: float = 0.0) -> MoveLoad:
     """The load of a move that started when the machine had used `machine_before` CPU
     seconds and ended at `machine_after` (default: now); `bot_cpu` None (not measurable)
     counts the bot as having used none; `arena_cpu`, the arena process's own CPU meanwhile
-    (`arena_cpu_seconds`), is not the others'."""
+    (`arena_cpu_seconds`), is not the others'. An arena kept apart from its bots also gives
+    `arena_core`, the CPU used on its own CPUs meanwhile (`arena_core_seconds`), the wait of
+    its threads of the move (`arena_waited`) and how far the bot overran its time."""
     bot = max(0.0, bot_cpu or 0.0)
     arena = max(0.0, arena_cpu)
     if machine_after is None:
         machine_after = machine_cpu_seconds()
     others = max(0.0, machine_after - machine_before - bot - arena)
-    return MoveLoad(wall, bot, others, cores(), bot_cores, waited, arena)
+    # The arena's threads are all on its own CPUs, so what else ran there is the others'.
+    arena_others = None if arena_core is None else max(0.0, arena_core - arena)
+    return MoveLoad(wall, bot, others, cores(), bot_cores, waited, arena, arena_others,
+                    arena_waited, max(0.0, overrun))

@@ -100,6 +100,12 @@ class Seat(ABC):
     def mark_run_queue(self) -> None:
         """Starts `run_queue_wait` afresh: called before a move when the machine is busy."""
 
+    def arena_wait(self) -> float | None:
+        """Seconds the arena's threads that carry this seat's moves (the caller's, and a
+        bot's stream handler) waited for a CPU over their lives (None where it cannot be
+        told): a counter, read around a move of an arena kept apart from its bots."""
+        return None
+
     def match_over(self, result: dict) -> None:
         """Called once the match ended (normally or by a forfeit, anyone's)."""
 
@@ -304,6 +310,8 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         arena_before = hostload.arena_cpu_seconds()
         if machine.busy(machine_before):   # this move may be starved: time its waits alone
             seat.mark_run_queue()
+        own_core = hostload.arena_core_seconds()   # kept apart from its bots: its own core
+        own_wait = None if own_core is None else seat.arena_wait()
         started = time.monotonic()
         try:
             move = seat.act(state.observation(mover), state.legal_moves(), move_clock, ply)
@@ -312,7 +320,9 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
                             (error.at or time.monotonic()) - started,
                             _spent(cpu_before, error.cpu_seconds), error.run_queue_wait,
                             (machine_before, error.machine_cpu_seconds),
-                            (arena_before, error.arena_cpu_seconds), progress)
+                            (arena_before, error.arena_cpu_seconds), progress,
+                            _OwnCore(own_core, own_wait, error.arena_core_seconds,
+                                     error.arena_wait, move_clock.allowed))
         except BotError as error:
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
@@ -322,7 +332,9 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             return _timeout(seat, mover, ply, f"answered after {elapsed:.3f} s, allowed "
                                               f"{move_clock.allowed:.3f} s",
                             elapsed, _spent(cpu_before, cpu_after), seat.run_queue_wait(),
-                            (machine_before, None), (arena_before, None), progress)
+                            (machine_before, None), (arena_before, None), progress,
+                            _OwnCore(own_core, own_wait, hostload.arena_core_seconds(),
+                                     seat.arena_wait(), move_clock.allowed))
         try:
             state.apply(move)
         except IllegalMoveError as error:
@@ -390,17 +402,39 @@ def _spent(cpu_before: float | None, cpu_after: float | None) -> float | None:
     return None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
 
 
+@dataclass(frozen=True)
+class _OwnCore:
+    """An arena kept apart from its bots, around a move that timed out: the CPU used on its
+    own core and the wait of its threads of the move (`Seat.arena_wait`), at the move's
+    start and at its timeout (None: not kept apart, or not told), and the time allowed."""
+
+    core_before: float | None
+    wait_before: float | None
+    core_after: float | None
+    wait_after: float | None
+    allowed: float
+
+    def measures(self) -> dict:
+        """`hostload.measure`'s arguments of the arena's own core."""
+        if self.core_before is None or self.core_after is None:
+            return {}
+        waited = (None if self.wait_before is None or self.wait_after is None
+                  else self.wait_after - self.wait_before)
+        return {"arena_core": self.core_after - self.core_before, "arena_waited": waited}
+
+
 def _timeout(seat: Seat, mover: int, ply: int, problem: str, wall: float,
              bot_cpu: float | None, waited: float | None,
              machine: tuple[float, float | None], arena: tuple[float, float | None],
-             progress: _Progress) -> _Forfeit:
+             progress: _Progress, own: _OwnCore) -> _Forfeit:
     """A timeout forfeit, with what the machine did meanwhile in the record; HostOverloaded
-    instead when other processes kept the bot off the CPU it was due (see arena.hostload).
-    `machine` and `arena`: their CPU counters at the move's start and at its timeout (None:
-    now)."""
+    instead when other processes kept the bot off the CPU it was due, or held the arena's
+    own core while it was to read the reply (see arena.hostload). `machine` and `arena`:
+    their CPU counters at the move's start and at its timeout (None: now)."""
     arena_after = hostload.arena_cpu_seconds() if arena[1] is None else arena[1]
     load = hostload.measure(wall, bot_cpu, waited, machine[0], seat.cores, machine[1],
-                            arena_cpu=arena_after - arena[0])
+                            arena_cpu=arena_after - arena[0], overrun=wall - own.allowed,
+                            **own.measures())
     who = _who(seat, mover, ply)
     if load.starved:
         raise HostOverloaded(f"{who} timed out while other processes held the machine's CPU "

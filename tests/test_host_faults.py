@@ -11,8 +11,11 @@
 - So is a bot that starts within its start-up budget on an idle machine but not under the
   spinners: its start-up is voided, not a forfeit.
 - A bot that keeps the arena's own process busy (calling its server in a loop) while it spins
-  to its deadline, on a worker pinned to one core, is charged: the arena's work is not the
-  host's load.
+  to its deadline, on a worker pinned to one core or kept apart from its bots, is charged:
+  the arena's work is not the host's load.
+- A bot that answers in time, but whose arena (kept apart from its bots, as `arena play` and
+  a lone league worker run) is kept from reading the reply by high-priority spinners on the
+  arena's own core, is voided, never charged.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ pytestmark = pytest.mark.sandbox
 HERE = Path(__file__).parent
 RANDOM = HERE.parent / "sample_bots" / "random"
 HUNGRY = HERE / "lifecycle_bots" / "hungry"
+PUNCTUAL = HERE / "lifecycle_bots" / "punctual"
 LATE = HERE / "misbehaving_bots" / "late"
 SERVER_SPAMMER = HERE / "hostile_bots" / "server_spammer"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
@@ -55,13 +59,15 @@ class Spinners:
 
     def __init__(self, per_core: int = 8):
         self.count = per_core * (os.cpu_count() or 1)
+        self.code = "while True: pass"
+        # Each in a session of its own: with the kernel's autogroups, processes of one
+        # session share one CPU weight, and 16 spinners of one would take no more than a bot.
+        self.new_session = True
         self.processes: list[subprocess.Popen] = []
 
     def __enter__(self) -> "Spinners":
-        # Each in a session of its own: with the kernel's autogroups, processes of one
-        # session share one CPU weight, and 16 spinners of one would take no more than a bot.
-        self.processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                           start_new_session=True)
+        self.processes = [subprocess.Popen([sys.executable, "-c", self.code],
+                                           start_new_session=self.new_session)
                           for _ in range(self.count)]
         time.sleep(0.5)
         return self
@@ -204,7 +210,7 @@ def test_a_bot_that_overruns_its_time_is_charged_with_what_was_measured(host, lo
     assert "other processes used" in record["result"]["forfeit"]["detail"]
 
 
-_PINNED_MATCH = """
+_PLACED_MATCH = """
 import json, sys
 from pathlib import Path
 from arena import hostload
@@ -212,24 +218,36 @@ from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.errors import HostOverloaded
 from arena.match import play_match
-hostload.pin(min(hostload.cpus()))   # as a league worker that fills the cores: bots included
-with BotHost(log_dir=sys.argv[1]) as host:
-    seats = [host.seat(BotSpec.load(folder), lane=lane) for lane, folder in enumerate(sys.argv[2:])]
+placement, log_dir, move_time, *bots = sys.argv[1:]
+if placement == "pinned":   # as a league worker that fills the cores: bots included
+    hostload.pin(min(hostload.cpus()))
+else:   # as `arena play` and a lone worker: its threads on the first CPU, its bots apart
+    assert hostload.keep_apart()
+with BotHost(log_dir=log_dir) as host:
+    seats = [host.seat(BotSpec.load(folder), lane=lane) for lane, folder in enumerate(bots)]
     try:
-        record = play_match("mandala", 2, {}, 5, seats, TimeControl(move_time=1.0))
-        print(json.dumps({"result": record["result"], "host_load": record["host_load"]}))
+        record = play_match("mandala", 2, {}, 5, seats, TimeControl(move_time=float(move_time)))
+        print(json.dumps({"result": record["result"], "host_load": record.get("host_load")}))
     except HostOverloaded as error:
         print(json.dumps({"voided": str(error), "measure": error.measure}))
 """
 
 
-@pytest.mark.serial   # the machine's load is what it measures
-def test_a_bot_that_keeps_the_arena_busy_cannot_pass_that_off_as_the_hosts_load(tmp_path):
-    done = subprocess.run([sys.executable, "-c", _PINNED_MATCH, str(tmp_path),
-                           str(SERVER_SPAMMER), str(RANDOM)], capture_output=True, text=True,
+def placed_match(placement: str, log_dir: Path, move_time: float, *bots: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", _PLACED_MATCH, placement, str(log_dir),
+                           str(move_time), *map(str, bots)], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
     assert done.returncode == 0, done.stderr
-    outcome = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.serial   # the machine's load is what it measures
+@pytest.mark.parametrize("placement", [
+    "pinned", pytest.param("apart", marks=pytest.mark.skipif(
+        len(os.sched_getaffinity(0)) < 2, reason="keeping bots apart needs two CPUs"))])
+def test_a_bot_that_keeps_the_arena_busy_cannot_pass_that_off_as_the_hosts_load(tmp_path,
+                                                                                  placement):
+    outcome = placed_match(placement, tmp_path, 1.0, SERVER_SPAMMER, RANDOM)
     assert "voided" not in outcome, outcome   # its own doing: never the host's
     assert outcome["result"]["forfeit"]["seat"] == 0, outcome
     assert outcome["result"]["forfeit"]["reason"] == "timeout", outcome
@@ -240,3 +258,37 @@ def test_a_bot_that_keeps_the_arena_busy_cannot_pass_that_off_as_the_hosts_load(
     assert load["arena_cpu"] >= 0.15 * load["wall"], load
     log = next(tmp_path.glob("server_spammer-*.log")).read_text()
     assert "handshakes refused" in log, log
+
+
+class CoreHogs(Spinners):
+    """Two spinners at the highest priority (nice -20) on one CPU, in the session of the
+    test (with the kernel's autogroups, nice counts only within a session): whatever of the
+    session runs there gets next to nothing."""
+
+    def __init__(self, cpu: int):
+        super().__init__()
+        self.count = 2
+        self.code = f"import os; os.sched_setaffinity(0, {{{cpu}}}); os.nice(-20)\n{self.code}"
+        self.new_session = False
+
+
+@pytest.mark.slow
+@pytest.mark.serial   # the machine's load is what it measures
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="keeping bots apart needs two CPUs")
+@pytest.mark.skipif(os.geteuid() != 0, reason="spinners at nice -20 need root")
+def test_an_arena_kept_from_reading_a_reply_in_time_voids_the_timeout(tmp_path):
+    # By itself `punctual` answers at 60% of its time, as it does with the core free.
+    idle = placed_match("apart", tmp_path / "idle", 0.3, PUNCTUAL, RANDOM)
+    assert idle["result"]["end"] == "normal", idle
+    # With the arena's own core held, its replies are read late (its first move: 0.52 s of
+    # 0.30), and the bot's core and wait show nothing: the arena's core and wait do.
+    with CoreHogs(min(os.sched_getaffinity(0))):
+        held = placed_match("apart", tmp_path / "held", 0.3, PUNCTUAL, RANDOM)
+    assert "voided" in held, held   # charged a timeout before the arena's core was weighed
+    measure = held["measure"]
+    assert measure["voided"] is True and measure["seat"] == 0, measure
+    assert measure["share_left"] >= 0.75, measure   # its own core was free: that told nothing
+    assert measure["arena_others"] > 0.25 * measure["wall"], measure
+    assert measure["arena_waited"] >= measure["overrun"] > 0, measure
+    assert measure["bot_cpu"] < 0.1 * measure["wall"], measure   # it slept
+    assert "of the arena's own core" in held["voided"]

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,36 @@ def test_the_counters_of_each_cpu_add_up_to_the_machine_s(monkeypatch, source):
         if before - 0.05 < parts < after + 0.05:
             break
     assert before > 1 and before - 0.05 < parts < after + 0.05, (before, parts, after)
+
+
+@pytest.mark.parametrize("others, waited, overrun, voided", [
+    (0.40, 0.30, 0.20, True),    # the others held its core; its threads waited past the overrun
+    (0.40, 0.10, 0.20, False),   # ... but it waited less than the bot overran: the bot's
+    (0.05, 0.30, 0.20, False),   # its own threads kept it busy (a bot calling its server)
+    (0.40, None, 0.20, False),   # its wait unknown: never the host's on a guess
+    (None, 0.30, 0.20, False),   # not kept apart: the machine's measure alone
+])
+def test_an_arena_kept_apart_weighs_its_own_core(others, waited, overrun, voided):
+    """A timeout of a bot whose own core was free is the host's only when the others held
+    the arena's core (under 75% of it left) and the arena's threads waited the overrun."""
+    load = hostload.MoveLoad(wall=0.5, bot_cpu=0.01, others_cpu=0.5, cores=2, bot_cores=1.0,
+                             waited=0.0, arena_cpu=0.01, arena_others=others,
+                             arena_waited=waited, overrun=overrun)
+    assert load.share_left == 1.0 and not load.bot_starved
+    assert load.starved is voided and load.to_record()["voided"] is voided
+
+
+def test_the_wait_of_threads_is_read_and_a_thread_that_ended_gives_none():
+    import threading
+    own = threading.get_native_id()
+    first = hostload.threads_run_queue_wait((own,))
+    assert first is not None and first >= 0
+    assert hostload.threads_run_queue_wait((own,)) >= first   # a counter
+    ended: list[int] = []
+    thread = threading.Thread(target=lambda: ended.append(threading.get_native_id()))
+    thread.start()
+    thread.join()
+    deadline = time.monotonic() + 5   # its task ends a moment after Python's join
+    while os.path.exists(f"/proc/self/task/{ended[0]}") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert hostload.threads_run_queue_wait((own, ended[0])) is None

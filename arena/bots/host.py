@@ -105,6 +105,9 @@ class BotSeat(Seat):
     def run_queue_wait(self) -> float | None:
         return None if self.process is None else self.process.run_queue_wait()
 
+    def arena_wait(self) -> float | None:
+        return None if self.process is None else self.process.arena_wait()
+
     def mark_run_queue(self) -> None:
         if self.process is not None and self.process.alive():
             self.process.mark_run_queue()

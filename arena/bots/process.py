@@ -97,6 +97,7 @@ class BotProcess:
         self.session = secrets.token_hex(16)
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()   # ArenaMessage, None = close
         self.replies: queue.SimpleQueue = queue.SimpleQueue()  # reply bytes or _ENDED
+        self.handler_thread: int | None = None   # the native id of its stream's handler
         self.attached = threading.Event()                      # the Play stream was opened
         self.stream_over = threading.Event()                   # ... and has ended since
         self.process: sandbox.SandboxedProcess | None = None
@@ -245,6 +246,13 @@ class BotProcess:
         """Waits for a CPU count from now on (see `run_queue_wait`)."""
         self.run_queue_mark = self.process.run_queue_wait()
 
+    def arena_wait(self) -> float | None:
+        """Seconds the arena's threads that carry its moves waited for a CPU over their lives:
+        the calling thread (the match's) and its stream's handler (None before its stream)."""
+        if self.handler_thread is None:
+            return None
+        return hostload.threads_run_queue_wait((threading.get_native_id(), self.handler_thread))
+
     def run_queue_wait(self) -> float | None:
         """Seconds its threads (those alive now) waited for a CPU since the last
         `mark_run_queue` (its handshake, or the start of a move), or None once it is gone."""
@@ -319,6 +327,8 @@ class BotProcess:
             timeout.at = time.monotonic()
             timeout.machine_cpu_seconds = hostload.machine_cpu_seconds()
             timeout.arena_cpu_seconds = hostload.arena_cpu_seconds()
+            timeout.arena_core_seconds = hostload.arena_core_seconds()
+            timeout.arena_wait = self.arena_wait()
             timeout.cpu_seconds = self.cpu_seconds()
             timeout.run_queue_wait = self.run_queue_wait()
             self.kill()
@@ -483,6 +493,7 @@ class _Servicer:
         if taken:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           "this session already has a stream")
+        process.handler_thread = threading.get_native_id()   # it carries every move
         while (message := process.outbox.get()) is not None:
             yield message
             if message.HasField("act"):
