@@ -240,7 +240,7 @@ class MoveLoad:
     (`arena_cpus`; None when it runs where its bots do)."""
     arena_waited: float | None = None
     """Seconds the arena's threads that carry the move (the match's, the bot's stream
-    handler) waited for a CPU meanwhile (None: unknown)."""
+    handler and server poller) waited for a CPU meanwhile (None: unknown)."""
     overrun: float = 0.0  # seconds past the time the bot was allowed
 
     @property

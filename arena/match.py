@@ -102,8 +102,8 @@ class Seat(ABC):
 
     def arena_wait(self) -> float | None:
         """Seconds the arena's threads that carry this seat's moves (the caller's, and a
-        bot's stream handler) waited for a CPU over their lives (None where it cannot be
-        told): a counter, read around a move of an arena kept apart from its bots."""
+        bot's stream handler and server poller) waited for a CPU over their lives (None
+        where it cannot be told): a counter, read around a move of an arena kept apart."""
         return None
 
     def match_over(self, result: dict) -> None:

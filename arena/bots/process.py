@@ -98,6 +98,7 @@ class BotProcess:
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()   # ArenaMessage, None = close
         self.replies: queue.SimpleQueue = queue.SimpleQueue()  # reply bytes or _ENDED
         self.handler_thread: int | None = None   # the native id of its stream's handler
+        self.poller_thread: int | None = None    # ... and of its server's poller, if found
         self.attached = threading.Event()                      # the Play stream was opened
         self.stream_over = threading.Event()                   # ... and has ended since
         self.process: sandbox.SandboxedProcess | None = None
@@ -248,10 +249,12 @@ class BotProcess:
 
     def arena_wait(self) -> float | None:
         """Seconds the arena's threads that carry its moves waited for a CPU over their lives:
-        the calling thread (the match's) and its stream's handler (None before its stream)."""
+        the calling thread (the match's), its stream's handler and its server's poller (None
+        before its stream)."""
         if self.handler_thread is None:
             return None
-        return hostload.threads_run_queue_wait((threading.get_native_id(), self.handler_thread))
+        threads = (threading.get_native_id(), self.handler_thread, self.poller_thread)
+        return hostload.threads_run_queue_wait(tuple(t for t in threads if t is not None))
 
     def run_queue_wait(self) -> float | None:
         """Seconds its threads (those alive now) waited for a CPU since the last
@@ -429,7 +432,12 @@ def _serve(process: BotProcess) -> grpc.Server:
         maximum_concurrent_rpcs=MAX_CALLS)
     _add_servicer(_Servicer(process), server)
     server.add_insecure_port(f"unix:{process.socket_path}")
+    before = set(threading.enumerate())
     server.start()
+    # Its poller (gRPC's thread that reads the socket, `_serve`) carries every reply too.
+    pollers = [thread.native_id for thread in threading.enumerate()
+               if thread not in before and thread.name.endswith("(_serve)")]
+    process.poller_thread = pollers[0] if len(pollers) == 1 else None
     return server
 
 
