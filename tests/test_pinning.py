@@ -228,12 +228,12 @@ def test_the_counters_of_each_cpu_add_up_to_the_machine_s(monkeypatch, source):
     # The parts are read between two readings of the whole: on a busy machine (tests run
     # beside it) the counters go on meanwhile, so the parts' sum lies between the two, give
     # or take the tick or two by which a CPU's counter lags (one reading of the whole
-    # against the parts read after it once differed by 5 ticks in a CI run).
+    # against the parts read after it differed by 5 ticks in two CI runs: 10 allowed).
     for _ in range(3):
         before, parts, after = whole(), sum(read() for read in readers), whole()
-        if before - 0.05 < parts < after + 0.05:
+        if before - 0.1 < parts < after + 0.1:
             break
-    assert before > 1 and before - 0.05 < parts < after + 0.05, (before, parts, after)
+    assert before > 1 and before - 0.1 < parts < after + 0.1, (before, parts, after)
 
 
 @pytest.mark.parametrize("others, waited, overrun, voided", [
