@@ -30,7 +30,7 @@ from arena.bench import fairness
 from arena.bots import BotHost, BotSpec
 from arena.clock import TimeControl
 from arena.keys import installation_key
-from arena.league.config import LeagueConfig
+from arena.league.config import LeagueConfig, lanes
 from arena.league.plan import LEAGUE
 from arena.match import FROZEN_CPU_PER_MOVE, StrategySeat, play_match
 from arena.league.store import Store
@@ -159,6 +159,17 @@ def repeats(found: dict[str, list[tuple[int, int]]]) -> list[tuple[str, int]]:
     return [(process, deal) for process, meetings_ in found.items()
             for deal, count in collections.Counter(deal for deal, _ in meetings_).items()
             if count > 1]
+
+
+def test_mirrored_deals_give_each_seat_its_own_process_and_others_one_per_bot():
+    # Mirrored: seat i in lane i, so a process never plays one deal in two seatings.
+    assert lanes(["ann", "ben"], by_seat=True) == [0, 1]
+    assert lanes(["ann", "ben", "ann"], by_seat=True) == [0, 1, 2]
+    # A deal per match: one process per bot, a second only when a bot plays itself.
+    assert lanes(["ann", "ben"], by_seat=False) == [0, 0]
+    assert lanes(["ben", "ann"], by_seat=False) == [0, 0]
+    assert lanes(["ann", "ann"], by_seat=False) == [0, 1]
+    assert lanes(["ann", "ben", "ann", "ann"], by_seat=False) == [0, 0, 1, 2]
 
 
 def test_the_repeat_check_sees_a_process_that_met_one_deal_in_two_seatings(tmp_path):

@@ -32,6 +32,7 @@ from tabulate import tabulate
 from arena.clock import TimeControl
 from arena.keys import LeagueKey
 from arena.match import Seat, play_match
+from arena.league.config import lanes
 from arena.league.schedule import expand
 
 TARGET_RATIO = 1.2        # fixed-work median move time, against the thief / against quiet
@@ -196,8 +197,8 @@ def throughput(folder: Path, deals: int, *, fair: bool) -> float:
     with BotHost(log_dir=folder / "logs", freeze_between_turns=fair) as host:
         started = time.perf_counter()
         for spec in specs:
-            seats = [host.seat(bots[name], lane=spec.seats[:index].count(name))
-                     for index, name in enumerate(spec.seats)]
+            seats = [host.seat(bots[name], lane=lane)
+                     for name, lane in zip(spec.seats, lanes(spec.seats, by_seat=False))]
             play_match("mandala", 2, {}, spec.seed, seats, TimeControl(move_time=5.0),
                        bot_seeds=spec.bot_seeds)
             for seat in seats:

@@ -309,9 +309,8 @@ def _connect(mode: str, socket: str, work: str = "0") -> None:
 if __name__ == "__main__":
     # A bench killed (kill -9) takes its floors with it: a client whose server never came
     # would otherwise wait for it forever. Its parent gone before that took hold: end now.
-    from arena.league.workers import die_with_parent
-    die_with_parent()
-    if os.getppid() != int(os.environ.get(PARENT_VARIABLE, os.getppid())):
+    from arena.lifeline import die_with_parent
+    if not die_with_parent(PARENT_VARIABLE):
         sys.exit(1)
     role, mode, socket, *work = sys.argv[1:]
     if role == "serve":

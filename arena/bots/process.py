@@ -331,7 +331,8 @@ class BotProcess:
             timeout.machine_cpu_seconds = hostload.machine_cpu_seconds()
             timeout.arena_cpu_seconds = hostload.arena_cpu_seconds()
             timeout.arena_core_seconds = hostload.arena_core_seconds()
-            timeout.arena_wait = self.arena_wait()
+            if timeout.arena_core_seconds is not None:   # kept apart: the verdict weighs it
+                timeout.arena_wait = self.arena_wait()
             timeout.cpu_seconds = self.cpu_seconds()
             timeout.run_queue_wait = self.run_queue_wait()
             self.kill()

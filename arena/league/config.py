@@ -5,7 +5,7 @@ bots and matches by arena.league.plan.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from arena.clock import TimeControl
 from arena.errors import ArenaError
@@ -81,3 +81,14 @@ class RunPlan:
     pool_bots: int | None = None
     """Most bot processes one worker keeps at once (None: the bot host's default): a service's
     workers live for days and meet every version of its ladders, so their pools are capped."""
+
+
+def lanes(names: Sequence[str], by_seat: bool) -> list[int]:
+    """The lane (which of its pooled processes) that plays each seat of a match of `names`.
+
+    `by_seat` (`RunPlan.seat_lanes`, mirrored deals): seat `i` in lane `i`, so a process
+    meets every deal at most once. Otherwise a bot's first seat in the match takes lane 0, a
+    second seat (the bot playing itself) lane 1, and so on: one process per bot."""
+    if by_seat:
+        return list(range(len(names)))
+    return [names[:index].count(name) for index, name in enumerate(names)]

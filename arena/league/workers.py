@@ -11,7 +11,6 @@ A kept executor (`keep=True`, the service's) keeps its workers and their bots ac
 """
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import pickle
@@ -33,13 +32,15 @@ from arena import hostload
 from arena.bots.manifest import is_builtin
 from arena.clock import TimeControl
 from arena.errors import ArenaError, HostError, HostOverloaded
-from arena.league.config import LeagueError, RunPlan
+from arena.lifeline import die_with_parent
+from arena.league.config import LeagueError, RunPlan, lanes
 from arena.match import Seat, StrategySeat, play_match
 from arena.league.schedule import MatchSpec
 from arena.league.store import FinishedMatch
 
 log = logging.getLogger(__name__)
 
+PARENT_VARIABLE = "ARENA_LEAGUE_PARENT"   # the league's pid, for its workers to die with it
 _ARENA_ROOT = str(Path(__file__).resolve().parent.parent)
 """The folder holding the `arena` package this process imported: the workers import it too."""
 
@@ -104,17 +105,11 @@ class SeatSource:
             self.host.log_names[self.specs[name]] = log_name
 
     def seats(self, names: Sequence[str]) -> list[Seat]:
-        """One seat per name; close them after the match (that returns bots to the pool).
-
-        With `seat_lanes` (mirrored deals) a bot's seat `i` is played by its pooled process
-        for seat `i` (its lane), so a process meets every deal at most once. Without (a deal
-        per match), a bot's first seat in the match takes its lane-0 process, a second seat
-        (the bot playing itself) lane 1, and so on: one process per bot, not per seat.
-        """
-        lanes = (range(len(names)) if self.plan.seat_lanes
-                 else [names[:index].count(name) for index, name in enumerate(names)])
+        """One seat per name, each played by the bot's process of its lane (`lanes`); close
+        them after the match (that returns bots to the pool)."""
         return [self.host.seat(self.specs[name], lane=lane) if name in self.specs
-                else StrategySeat(name, self.plan.game) for name, lane in zip(names, lanes)]
+                else StrategySeat(name, self.plan.game)
+                for name, lane in zip(names, lanes(names, self.plan.seat_lanes))]
 
     def close(self) -> None:
         self.stack.close()
@@ -372,25 +367,14 @@ def _receive(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
-def die_with_parent() -> None:
-    """Asks Linux to SIGKILL this process when its parent dies (kill -9 of the league, or of
-    a bench: its helper processes call it too)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):   # not Linux: the worker still stops at end of input
-        pass
-
-
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)   # unwinds through `finally`: the bot host closes
 
 
 def worker_main() -> None:
     """A worker process (`ProcessPool` starts it): plays the specs it reads until None."""
-    die_with_parent()
-    if os.getppid() != int(os.environ.get("ARENA_LEAGUE_PARENT", os.getppid())):
-        return   # the parent died before the line above took effect
+    if not die_with_parent(PARENT_VARIABLE):
+        return   # the league died before that took hold
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     # Results go to a private copy of stdout; fd 1 goes to stderr, so that nothing printed
     # by a library can corrupt the frames.
@@ -504,7 +488,7 @@ class LocalTransport(Transport):
             [sys.executable, "-P", "-c",
              "from arena.league.workers import worker_main; worker_main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env={**os.environ, "ARENA_LEAGUE_PARENT": str(os.getpid()),
+            env={**os.environ, PARENT_VARIABLE: str(os.getpid()),
                  "PYTHONPATH": os.pathsep.join(filter(None, (
                      _ARENA_ROOT, os.environ.get("PYTHONPATH", ""))))},
             start_new_session=True)   # Ctrl-C reaches the parent only, which stops them
