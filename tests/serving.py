@@ -18,6 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
 
 
+PACED = ("--matches-per-minute", "60")
+"""For services whose tests need a few matches, not thousands: unpaced, a service plays
+some 20 matches a second on a core for as long as it runs, which the suite's other tests,
+sharing two cores, would wait on (arena.serve.pace)."""
+
+
 def arena(*args: str, check: bool = True, env: dict | None = None,
           timeout: float = 300) -> subprocess.CompletedProcess:
     """Runs the `arena` command of this checkout as a subprocess."""
@@ -105,6 +111,7 @@ class Service:
 
     def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT), **self.env}
+        self.started = time.monotonic()   # before the process: its matches come after
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from arena.cli import main; main()", "serve",
              "--data", str(self.data), "--port", str(self.port), *self.options],

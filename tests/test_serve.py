@@ -25,7 +25,7 @@ import pytest
 from arena import sandbox
 from arena.serve.uploads import pack_folder
 from browser import settled, sign_in
-from serving import SAMPLES, Service, arena, free_port, make_bot, random_player
+from serving import PACED, SAMPLES, Service, arena, free_port, make_bot, random_player
 
 SUBMISSIONS_PER_HOUR = 8
 
@@ -36,7 +36,7 @@ def started_service(where: Path) -> Service:
     """A service started with a fresh data folder in `where` and two authors, alice and bob
     (their tokens in `tokens`)."""
     running = Service(where / "data", free_port(), where / "serve.log",
-                      ["--workers", "1", "--move-time", "0.5",
+                      ["--workers", "1", "--move-time", "0.5", *PACED,
                        "--submissions-per-hour", str(SUBMISSIONS_PER_HOUR)])
     for name in ("alice", "bob"):
         running.add_author(name)

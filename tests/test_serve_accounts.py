@@ -26,7 +26,7 @@ from arena.serve.db import ServiceDB
 from arena.serve.uploads import pack_folder
 from engine import registry
 from browser import settled, sign_in
-from serving import SAMPLES, Service, arena, free_port
+from serving import PACED, SAMPLES, Service, arena, free_port
 
 pytestmark = pytest.mark.sandbox
 
@@ -68,7 +68,7 @@ def seed_paused_ladder(data: Path) -> None:
 def service(tmp_path_factory):
     where = tmp_path_factory.mktemp("accounts")
     running = Service(where / "data", free_port(), where / "serve.log",
-                      ["--workers", "1", "--move-time", MOVE_TIME, "--ladder", "mandala:2"])
+                      ["--workers", "1", "--move-time", MOVE_TIME, "--ladder", "mandala:2", *PACED])
     for name in ("alice", "bob"):
         running.add_author(name)
     seed_paused_ladder(running.data)

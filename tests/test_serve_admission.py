@@ -20,7 +20,7 @@ import pytest
 
 from arena.serve.uploads import pack_folder
 from browser import chromium
-from serving import ROOT, Service, arena, free_port, make_bot, random_player
+from serving import PACED, ROOT, Service, arena, free_port, make_bot, random_player
 
 STARTUP = 6.0   # the ladder's start-up budget, seconds
 
@@ -44,7 +44,8 @@ def ready_later(folder, name: str, ready_at: float, failure: str) -> bytes:
 def service(tmp_path_factory):
     where = tmp_path_factory.mktemp("admission")
     running = Service(where / "data", free_port(), where / "serve.log",
-                      ["--workers", "1", "--move-time", "0.5", "--startup-time", str(STARTUP)])
+                      ["--workers", "1", "--move-time", "0.5", "--startup-time", str(STARTUP),
+                       *PACED])
     for name in ("alice", "bob"):
         running.add_author(name)
     running.start()

@@ -18,7 +18,7 @@ import zlib
 import pytest
 
 from arena.serve.uploads import pack_folder
-from serving import Service, free_port, make_bot
+from serving import PACED, Service, free_port, make_bot
 
 MiB, GiB = 1024 * 1024, 1024 * 1024 * 1024
 PER_HOUR = 3
@@ -74,7 +74,7 @@ def zip_bomb(zeros: tuple[bytes, int]) -> bytes:
 def service(tmp_path_factory):
     where = tmp_path_factory.mktemp("hostile")
     running = Service(where / "data", free_port(), where / "serve.log",
-                      ["--workers", "1", "--submissions-per-hour", str(PER_HOUR)])
+                      ["--workers", "1", "--submissions-per-hour", str(PER_HOUR), *PACED])
     for name in ("mallory", "zed", "racer"):
         running.add_author(name)
     running.start()

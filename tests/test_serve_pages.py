@@ -21,7 +21,7 @@ import pytest
 
 from arena.serve.uploads import pack_folder
 from browser import phone, settled, sign_in, widths
-from serving import SAMPLES, Service, arena, free_port, make_bot
+from serving import PACED, SAMPLES, Service, arena, free_port, make_bot
 
 pytestmark = pytest.mark.sandbox
 
@@ -36,7 +36,7 @@ def service(tmp_path_factory):
     where = tmp_path_factory.mktemp("pages")
     # The default 1 s a move: the machine is shared, and a check timed out at 0.2 s.
     running = Service(where / "data", free_port(), where / "serve.log",
-                      ["--workers", "1", "--ladder", "mandala:2"])
+                      ["--workers", "1", "--ladder", "mandala:2", *PACED])
     for name in ("alice", "bob", "carol"):
         running.add_author(name)
     running.start()
@@ -389,6 +389,20 @@ def test_the_match_being_played_shows_on_its_ladder_until_it_is_stored(service):
         time.sleep(0.2)
     assert match["id"] not in [m["id"] for m in
                                service.get(f"/api/ladders/{LADDER}")["playing"]]
+
+
+def test_a_paced_service_plays_a_minutes_worth_at_once_then_keeps_its_pace(service):
+    # --matches-per-minute 60 (PACED): unpaced, these bots play some 20 matches a second.
+    deadline = time.monotonic() + 120
+    while len(service.stored_match_ids()) < 60:   # the first minute's worth, at once
+        assert time.monotonic() < service.started + 60, "the first 60 matches came slowly"
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    time.sleep(5)
+    # Since the start: 60, one a second more, and one round (2 tables, 2 seatings) begun
+    # before the bucket ran dry.
+    allowed = 60 + (time.monotonic() - service.started) + 4
+    assert len(service.stored_match_ids()) <= allowed
 
 
 # -- a phone's width ------------------------------------------------------------------------------

@@ -30,8 +30,12 @@ from arena.league.workers import Dispatcher
 @timing_options(" Only a new ladder's: a ladder's time control is fixed when it is made.")
 @click.option("--submissions-per-hour", type=click.IntRange(min=1), default=None,
               help="Most submissions an author may make in an hour (default 20).")
+@click.option("--matches-per-minute", type=click.IntRange(min=1), default=None,
+              help="Play at most this many matches a minute, on average, over all ladders "
+                   "(default: as many as the workers can), to leave a shared machine's "
+                   "cores to other work; the first minute's worth is played at once.")
 def serve(data, host, port, ladders, workers, executor, ray_address, pin, move_time, tc,
-          startup_time, submissions_per_hour) -> None:
+          startup_time, submissions_per_hour, matches_per_minute) -> None:
     """Run a ladder service: authors submit bots, the ladders keep playing, a browser shows
     them (and a JSON API under /api/)."""
     from arena.clock import TimeControl
@@ -50,6 +54,7 @@ def serve(data, host, port, ladders, workers, executor, ray_address, pin, move_t
         data=data, host=host, port=port, ladders=wanted, workers=count,
         time_control=time_control,
         submissions_per_hour=submissions_per_hour or service.DEFAULT_SUBMISSIONS_PER_HOUR,
+        matches_per_minute=matches_per_minute,
         watch_load=ray_address is None)   # else the matches run on the cluster's machines
     try:
         service.serve(options, executor)

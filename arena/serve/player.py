@@ -41,6 +41,7 @@ from arena.league.nodelogs import append_logs
 from arena.stats.ratings import pairwise_results
 from arena.league.schedule import MatchSpec, rotations
 from arena.serve import scheduler
+from arena.serve.pace import Pace
 from arena.serve.db import Ladder, ServiceDB, Version
 from arena.serve.standings import Standings, refit
 from arena.league.store import BotEntry, FinishedMatch
@@ -141,9 +142,10 @@ class MatchPlayer(threading.Thread):
 
     def __init__(self, db: ServiceDB, ladders: Sequence[Ladder], executor: Dispatcher,
                  key: LeagueKey, workers: int, log_dir: Path, *, seed: int | None = None,
-                 tables: int | None = None):
+                 tables: int | None = None, matches_per_minute: int | None = None):
         """`tables`: a fixed number of tables per batch (the bench's short batches), rather
-        than a few per worker."""
+        than a few per worker. `matches_per_minute`: the service's pace (`Pace`; None: as
+        fast as the workers play)."""
         super().__init__(name="arena-serve-matches", daemon=True)
         self.db = db
         self.ladders = list(ladders)
@@ -160,6 +162,7 @@ class MatchPlayer(threading.Thread):
         self.unplayed: dict[str, Batch] = {}   # ladder -> matches a host fault kept from play
         self.paused: dict[str, Pause] = {}
         self.host_pause = HOST_PAUSE
+        self.pace = Pace(matches_per_minute)
         self.dealt: dict[str, tuple[str, list[str]]] = {}
         """This round's matches not stored yet: id -> (ladder, the seated versions' labels)."""
 
@@ -172,8 +175,14 @@ class MatchPlayer(threading.Thread):
             for ladder in self.ladders:
                 refit(self.db, ladder.id)
             while not self.stopping.is_set():
+                if (wait := self.pace.wait()) > 0:
+                    self.stopping.wait(wait)
+                    continue
                 self.news.clear()
-                if not self.turn(*self.ladders):
+                played = self.turn(*self.ladders)
+                if played:
+                    self.pace.played(played)
+                else:
                     self.news.wait(IDLE_WAIT)
         finally:
             self.executor.close()   # the workers end their bots (thawed first)

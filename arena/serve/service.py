@@ -45,6 +45,8 @@ class ServeOptions:
     time_control: dict | None
     """For new ladders; None: the stored one (the default for a new ladder)."""
     submissions_per_hour: int = DEFAULT_SUBMISSIONS_PER_HOUR
+    matches_per_minute: int | None = None
+    """The service's pace (arena.serve.pace); None: as fast as its workers play."""
     limits: UploadLimits = UploadLimits()
     watch_load: bool = True
     """Warn while this machine's load keeps its matches from their cores (off when they run
@@ -125,7 +127,7 @@ def serve(options: ServeOptions, executor: Dispatcher) -> None:
     key = deal_key(db)
     (db.folder / "logs").mkdir(exist_ok=True)
     player = MatchPlayer(db, list(ladders.values()), executor, key, options.workers,
-                         db.folder / "logs")
+                         db.folder / "logs", matches_per_minute=options.matches_per_minute)
     load = LoadWatch(options.workers) if options.watch_load else None
     # A portable Ray pool checks versions on its actors too (once one is up), between
     # their matches, and the sample bot there after a failure there; the self-check (above)
