@@ -148,8 +148,9 @@ def forfeits(database: Path) -> list:
 @pytest.mark.slow
 @pytest.mark.serial   # the machine's load is what it measures
 def test_a_timeout_while_spinners_hold_the_cores_is_voided_not_charged(host):
+    quick = TimeControl(move_time=0.25, startup=20.0)   # hungry computes 0.1 s a move
     idle = play_match("mandala", 2, {}, 5, [host.seat(spec(HUNGRY), lane=0),
-                                           host.seat(spec(RANDOM), lane=1)], QUICK)
+                                           host.seat(spec(RANDOM), lane=1)], quick)
     assert idle["result"]["end"] == "normal", idle["result"]   # it is on time with its core
     voided = []
     with Spinners():
@@ -157,7 +158,7 @@ def test_a_timeout_while_spinners_hold_the_cores_is_voided_not_charged(host):
             try:
                 record = play_match("mandala", 2, {}, seed, [host.seat(spec(HUNGRY), lane=0),
                                                              host.seat(spec(RANDOM), lane=1)],
-                                    QUICK)
+                                    quick)
             except HostOverloaded as error:
                 voided.append(error)
                 break

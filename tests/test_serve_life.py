@@ -291,9 +291,9 @@ def stored_matches(service: Service) -> int:
         conn.close()
 
 
-PLAY_SECONDS = 36.0   # ~250 matches, dozens of batches: enough to see growth
+PLAY_SECONDS = 24.0   # ~150 matches, dozens of batches: enough to see growth
 SAMPLE_EVERY = 2.0
-WARM_UP = 12.0
+WARM_UP = 8.0
 
 
 @pytest.mark.slow
