@@ -32,6 +32,7 @@ from arena import hostload
 from arena.bots.manifest import is_builtin
 from arena.clock import TimeControl
 from arena.errors import ArenaError, HostError, HostOverloaded
+from arena import lifeline
 from arena.lifeline import die_with_parent
 from arena.league.config import LeagueError, RunPlan, lanes
 from arena.match import Seat, StrategySeat, play_match
@@ -524,8 +525,7 @@ class LocalTransport(Transport):
         return Done(index, payload)
 
     def close(self, at_once: bool) -> None:
-        for process in self.processes.values():
-            _stop(process, at_once)
+        _stop(list(self.processes.values()), at_once)
 
     @staticmethod
     def _send(process: subprocess.Popen, message: Any) -> None:
@@ -544,17 +544,21 @@ def _read_results(index: int, stream: BinaryIO, inbox: queue.SimpleQueue) -> Non
         inbox.put((index, None))
 
 
-def _stop(process: subprocess.Popen, at_once: bool) -> None:
-    """Ends a worker: after its last match, or `at_once` (it drops its match and stops its
-    bots on SIGTERM; SIGKILL if that takes long, and its bots die with it anyway)."""
-    try:
-        process.stdin.close()
-    except OSError:
-        pass
-    if at_once and process.poll() is None:
-        process.terminate()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+def _stop(processes: list[subprocess.Popen], at_once: bool) -> None:
+    """Ends workers: after their last match, or `at_once` (each drops its match and stops its
+    bots on SIGTERM; SIGKILL if that takes long, and its bots die with it anyway). All are
+    told first, then waited for: they end their bots at the same time, not in turn."""
+    for process in processes:
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+        if at_once and process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + 5
+    for process in processes:
+        try:
+            lifeline.wait(process, deadline - time.monotonic())
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

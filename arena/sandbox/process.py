@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from arena import lifeline
 from arena.sandbox import cgroups, doctor, logdrain, mounts, proctree, seccomp
 from arena.sandbox.errors import SandboxError
 from arena.sandbox.limits import MiB, Limits
@@ -319,7 +320,7 @@ class SandboxedProcess:
 
     def wait(self, timeout: float | None = None) -> int:
         """Waits for the bot to end; subprocess.TimeoutExpired after `timeout` seconds."""
-        return self._popen.wait(timeout)
+        return self._popen.wait() if timeout is None else lifeline.wait(self._popen, timeout)
 
     def death(self) -> str:
         """How the bot's command ended, once the sandbox has: "exited with status N", "killed
