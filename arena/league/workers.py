@@ -28,12 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
 
-from arena import hostload
+from arena import hostload, lifeline
 from arena.bots.manifest import is_builtin
 from arena.clock import TimeControl
 from arena.errors import ArenaError, HostError, HostOverloaded
-from arena import lifeline
-from arena.lifeline import die_with_parent
 from arena.league.config import LeagueError, RunPlan, lanes
 from arena.match import Seat, StrategySeat, play_match
 from arena.league.schedule import MatchSpec
@@ -374,7 +372,7 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 def worker_main() -> None:
     """A worker process (`ProcessPool` starts it): plays the specs it reads until None."""
-    if not die_with_parent(PARENT_VARIABLE):
+    if not lifeline.die_with_parent(PARENT_VARIABLE):
         return   # the league died before that took hold
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     # Results go to a private copy of stdout; fd 1 goes to stderr, so that nothing printed
