@@ -251,6 +251,9 @@ def test_the_home_page_shows_the_top_of_each_ladder_and_links_to_the_rest(lists)
     assert status == 200 and len(rows) == 10
     assert rows == [row["bot"].split("@")[0] for row in ranking(lists)][:10]
     assert f'href="/ladders/{LADDER}#standings"' in body
+    # An unpaced service says so nowhere on its pages, and `null` in its API.
+    assert "paced" not in body and "paced" not in ask(lists.url + f"/ladders/{LADDER}")[1]
+    assert lists.get("/api/ladders")["matches_per_minute"] is None
 
 
 # -- head to head -----------------------------------------------------------------------------

@@ -402,6 +402,12 @@ def test_a_paced_service_plays_a_minutes_worth_at_once_then_keeps_its_pace(servi
     # before the bucket ran dry.
     allowed = 60 + (time.monotonic() - service.started) + 4
     assert len(service.stored_match_ids()) <= allowed
+    # Its pages and API say so, for authors who wonder why their bots wait.
+    assert service.get("/api/ladders")["matches_per_minute"] == 60
+    assert service.get(f"/api/ladders/{LADDER}")["matches_per_minute"] == 60
+    for path in ("/", f"/ladders/{LADDER}"):
+        page = service.request(path)[1].decode()
+        assert "paced: at most 60 matches a minute over all ladders" in page, path
 
 
 # -- a phone's width ------------------------------------------------------------------------------

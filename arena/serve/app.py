@@ -72,6 +72,8 @@ class Service:
     on_submission: Callable[[], None]
     playing: Callable[[str], list[dict]] = lambda ladder: []
     """The ladder's matches being played now (arena.serve.player.MatchPlayer.playing)."""
+    matches_per_minute: int | None = None
+    """The service's pace (`arena serve --matches-per-minute`), or None: unpaced."""
 
 
 def create_app(service: Service) -> Starlette:
@@ -170,7 +172,7 @@ def home(request: Request) -> Response:
     service: Service = request.app.state.service
     return page(request, "home.html", ladders=[
         views.ladder_view(service.db, ladder, service.ladders, limit=HOME_STANDINGS)
-        for ladder in service.db.ladders()],
+        for ladder in service.db.ladders()], pace=service.matches_per_minute,
                 provisional_matches=views.PROVISIONAL_MATCHES,
                 provisional_interval=views.PROVISIONAL_INTERVAL)
 
@@ -185,6 +187,7 @@ def ladder_page(request: Request) -> Response:
     retired_cursor, retired_limit = page_params(request, default_limit=20, prefix="retired_")
     retired = views.retired_bots(service.db, ladder, retired_limit, retired_cursor)
     return page(request, "ladder.html", policy=LADDER_POLICY, ladder=view, retired=retired,
+                pace=service.matches_per_minute,
                 retired_links=page_links(request, retired, "retired", "retired_"),
                 standings_links=page_links(request, view.standings, "standings", "standings_"),
                 request_cursor=ranks.text() if ranks else "", request_limit=rank_limit,
@@ -360,7 +363,8 @@ def logout(request: Request) -> Response:
 def api_ladders(request: Request) -> Response:
     service: Service = request.app.state.service
     return JSONResponse({"ladders": [views.ladder_summary(service.db, ladder, service.ladders)
-                                     for ladder in service.db.ladders()]})
+                                     for ladder in service.db.ladders()],
+                         "matches_per_minute": service.matches_per_minute})
 
 
 def api_ladder(request: Request) -> Response:
@@ -369,7 +373,8 @@ def api_ladder(request: Request) -> Response:
     cursor, limit = page_params(request, default_limit=100)
     latest = request.query_params.get("live") == "1"   # the live page's polls
     return JSONResponse({**views.ladder_json(service.db, ladder, service.ladders, limit, cursor,
-                                             latest), "playing": service.playing(ladder.id)})
+                                             latest), "playing": service.playing(ladder.id),
+                         "matches_per_minute": service.matches_per_minute})
 
 
 def api_head_to_head(request: Request) -> Response:

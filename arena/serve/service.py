@@ -136,7 +136,8 @@ def serve(options: ServeOptions, executor: Dispatcher) -> None:
         executor, "portable", False) else (compliance_check, sample_check)
     admission = Admission(db, ladders, check, sample, on_admitted=player.news.set)
     app = create_app(Service(db, ladders, options.limits, options.submissions_per_hour,
-                             on_submission=admission.news.set, playing=player.playing))
+                             on_submission=admission.news.set, playing=player.playing,
+                             matches_per_minute=options.matches_per_minute))
     admission.start()
     player.start()
     if load is not None:
