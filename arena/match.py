@@ -103,7 +103,8 @@ class Seat(ABC):
     def arena_wait(self) -> float | None:
         """Seconds the arena's threads that carry this seat's moves (the caller's, and a
         bot's stream handler and server poller) waited for a CPU over their lives (None
-        where it cannot be told): a counter, read around a move of an arena kept apart."""
+        where it cannot be told, or the arena is not kept apart from its bots): a counter,
+        read around a move of an arena kept apart."""
         return None
 
     def match_over(self, result: dict) -> None:
@@ -311,7 +312,7 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         if machine.busy(machine_before):   # this move may be starved: time its waits alone
             seat.mark_run_queue()
         own_core = hostload.arena_core_seconds()   # kept apart from its bots: its own core
-        own_wait = None if own_core is None else seat.arena_wait()
+        own_wait = seat.arena_wait()
         started = time.monotonic()
         try:
             move = seat.act(state.observation(mover), state.legal_moves(), move_clock, ply)

@@ -250,8 +250,9 @@ class BotProcess:
     def arena_wait(self) -> float | None:
         """Seconds the arena's threads that carry its moves waited for a CPU over their lives:
         the calling thread (the match's), its stream's handler and its server's poller (None
-        before its stream)."""
-        if self.handler_thread is None:
+        before its stream, and when the arena runs where its bots do: only an arena kept
+        apart weighs it, `hostload.arena_core_seconds`)."""
+        if self.handler_thread is None or hostload.arena_cpus() is None:
             return None
         threads = (threading.get_native_id(), self.handler_thread, self.poller_thread)
         return hostload.threads_run_queue_wait(tuple(t for t in threads if t is not None))
@@ -331,8 +332,7 @@ class BotProcess:
             timeout.machine_cpu_seconds = hostload.machine_cpu_seconds()
             timeout.arena_cpu_seconds = hostload.arena_cpu_seconds()
             timeout.arena_core_seconds = hostload.arena_core_seconds()
-            if timeout.arena_core_seconds is not None:   # kept apart: the verdict weighs it
-                timeout.arena_wait = self.arena_wait()
+            timeout.arena_wait = self.arena_wait()
             timeout.cpu_seconds = self.cpu_seconds()
             timeout.run_queue_wait = self.run_queue_wait()
             self.kill()
