@@ -26,7 +26,7 @@ from arena.errors import HostError
 from arena.league.bundles import NodeCache, pack_version
 from arena.league.nodelogs import TRUNCATED, LogShipper, append_logs
 from arena.serve.uploads import pack_folder
-from serving import SAMPLES, Service, arena, free_port, make_bot, random_player
+from serving import PACED, SAMPLES, Service, arena, free_port, make_bot, random_player
 
 
 # -- the node's cache --------------------------------------------------------------------------
@@ -180,7 +180,7 @@ def test_a_service_plays_on_two_nodes_that_share_nothing_with_it_but_ray(tmp_pat
     data = tmp_path / "data"
     service = Service(data, free_port(), tmp_path / "serve.log",
                       ["--executor", "ray", "--ray-address", cluster.address,
-                       "--move-time", "2"], env=cluster.auth)
+                       "--move-time", "2", *PACED], env=cluster.auth)
     try:
         for author in ("ann", "ben", "cy"):
             service.add_author(author)
