@@ -7,6 +7,7 @@ import logging
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -151,6 +152,11 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
 
 
 def pytest_configure(config) -> None:
+    # A shell without job control starts background commands with Ctrl-C ignored, and an
+    # ignored signal stays ignored through exec: the arena processes the ctrl-c tests start
+    # would never hear their SIGINT. A handler of ours is reset by exec, so they hear it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # pytest-xdist (3.6 and later) hands out `--dist loadfile` modules by their number of
     # tests, most first, unless told not to: that would leave the long modules of few tests
     # (service lives, kill -9 leagues, Ray) for the end, each alone on a worker.
