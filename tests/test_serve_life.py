@@ -221,7 +221,7 @@ def test_the_load_watch_reads_the_machines_real_load():
 @pytest.fixture(scope="module",
                 params=["local", pytest.param("ray", marks=[pytest.mark.slow, pytest.mark.ray])])
 def frozen_ladder(tmp_path_factory, request):
-    """A service whose ladder plays `slow` (thinks 0.2 s a move: its opponent sleeps frozen)
+    """A service whose ladder plays `slow` (thinks 0.1 s a move: its opponent sleeps frozen)
     against `heavy` (holds 500 MiB), admitted already (by two authors: uploads and their
     checks are test_serve*.py's business), with more workers asked for than there are cores;
     on local workers, or on actors of a Ray instance of its own."""

@@ -1,4 +1,4 @@
-"""Thinks 0.2 s, then plays a random legal move: a long match."""
+"""Thinks 0.1 s, then plays a random legal move: a long match."""
 import random
 import time
 
@@ -9,7 +9,7 @@ class Slow(Bot):
     name = "slow"
 
     def act(self, observation, legal_moves):
-        time.sleep(0.2)
+        time.sleep(0.1)
         return random.choice(legal_moves)
 
 
