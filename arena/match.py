@@ -318,12 +318,12 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
             move = seat.act(state.observation(mover), state.legal_moves(), move_clock, ply)
         except BotTimeout as error:
             return _timeout(seat, mover, ply, error.problem,
-                            (error.at or time.monotonic()) - started,
+                            (error.at or time.monotonic()) - started, move_clock.allowed,
                             _spent(cpu_before, error.cpu_seconds), error.run_queue_wait,
                             (machine_before, error.machine_cpu_seconds),
                             (arena_before, error.arena_cpu_seconds), progress,
                             _OwnCore(own_core, own_wait, error.arena_core_seconds,
-                                     error.arena_wait, move_clock.allowed))
+                                     error.arena_wait))
         except BotError as error:
             return _Forfeit(mover, error.reason, f"{_who(seat, mover, ply)}: {error.problem}")
         elapsed = time.monotonic() - started
@@ -332,10 +332,11 @@ def _play(state: State, seats: Sequence[Seat], time_control: TimeControl, seed: 
         if not clock.charge(move_clock, elapsed):
             return _timeout(seat, mover, ply, f"answered after {elapsed:.3f} s, allowed "
                                               f"{move_clock.allowed:.3f} s",
-                            elapsed, _spent(cpu_before, cpu_after), seat.run_queue_wait(),
+                            elapsed, move_clock.allowed, _spent(cpu_before, cpu_after),
+                            seat.run_queue_wait(),
                             (machine_before, None), (arena_before, None), progress,
                             _OwnCore(own_core, own_wait, hostload.arena_core_seconds(),
-                                     seat.arena_wait(), move_clock.allowed))
+                                     seat.arena_wait()))
         try:
             state.apply(move)
         except IllegalMoveError as error:
@@ -407,13 +408,12 @@ def _spent(cpu_before: float | None, cpu_after: float | None) -> float | None:
 class _OwnCore:
     """An arena kept apart from its bots, around a move that timed out: the CPU used on its
     own core and the wait of its threads of the move (`Seat.arena_wait`), at the move's
-    start and at its timeout (None: not kept apart, or not told), and the time allowed."""
+    start and at its timeout (None: not kept apart, or not told)."""
 
     core_before: float | None
     wait_before: float | None
     core_after: float | None
     wait_after: float | None
-    allowed: float
 
     def measures(self) -> dict:
         """`hostload.measure`'s arguments of the arena's own core."""
@@ -424,17 +424,18 @@ class _OwnCore:
         return {"arena_core": self.core_after - self.core_before, "arena_waited": waited}
 
 
-def _timeout(seat: Seat, mover: int, ply: int, problem: str, wall: float,
+def _timeout(seat: Seat, mover: int, ply: int, problem: str, wall: float, allowed: float,
              bot_cpu: float | None, waited: float | None,
              machine: tuple[float, float | None], arena: tuple[float, float | None],
              progress: _Progress, own: _OwnCore) -> _Forfeit:
     """A timeout forfeit, with what the machine did meanwhile in the record; HostOverloaded
     instead when other processes kept the bot off the CPU it was due, or held the arena's
-    own core while it was to read the reply (see arena.hostload). `machine` and `arena`:
-    their CPU counters at the move's start and at its timeout (None: now)."""
+    own core while it was to read the reply (see arena.hostload). `wall`: the move's time,
+    `allowed`: what its clock allowed; `machine` and `arena`: their CPU counters at the
+    move's start and at its timeout (None: now)."""
     arena_after = hostload.arena_cpu_seconds() if arena[1] is None else arena[1]
     load = hostload.measure(wall, bot_cpu, waited, machine[0], seat.cores, machine[1],
-                            arena_cpu=arena_after - arena[0], overrun=wall - own.allowed,
+                            arena_cpu=arena_after - arena[0], overrun=wall - allowed,
                             **own.measures())
     who = _who(seat, mover, ply)
     if load.starved:
