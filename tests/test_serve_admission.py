@@ -2,8 +2,8 @@
 out in its first check (as on a loaded host) and then starts is admitted on a later attempt;
 a rejected version gets one re-check, asked for with `arena author recheck` or the page's
 button (a second is refused in one line); and a service that cannot pass its own check with
-the sample bot (here: it runs on a Python under /tmp, which the sandbox's own /tmp hides)
-refuses to start in one line, so it rejects nobody.
+the sample bot (a start-up budget no bot meets) refuses to start in one line, so it rejects
+nobody, as does one on a Python under /tmp (which each sandbox's own /tmp hides), at once.
 
 Bots that fail first and pass later read the clock: before READY_AT they fail, after it they
 play (a check's deals and seeds are fixed, so only time can change its outcome).
@@ -18,8 +18,12 @@ import time
 
 import pytest
 
+from arena.errors import ArenaError
+from arena.serve.db import Ladder
+from arena.serve.service import self_check
 from arena.serve.uploads import pack_folder
 from browser import chromium
+from engine import registry
 from serving import PACED, ROOT, Service, arena, free_port, make_bot, random_player
 
 STARTUP = 6.0   # the ladder's start-up budget, seconds
@@ -148,10 +152,10 @@ def test_a_rejected_version_gets_one_recheck_from_its_page_and_the_api(service, 
     assert "recheck" not in service.get(f"/api/submissions/{second}", alice)
 
 
-@pytest.mark.slow
-def test_a_service_that_cannot_check_the_sample_bot_refuses_to_start(tmp_path):
+def test_a_service_on_a_python_no_sandbox_can_see_refuses_at_once(tmp_path):
     # An operator's mistake: the arena runs on a Python (a venv) under /tmp, which every
-    # sandbox covers with its own /tmp, so no bot's `python3` is the arena's.
+    # sandbox covers with its own /tmp, so no bot's `python3` is the arena's. Said before
+    # anything starts, not after three failed self-checks 15 s apart.
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
                     str(venv)], check=True, timeout=120)
@@ -163,11 +167,27 @@ def test_a_service_that_cannot_check_the_sample_bot_refuses_to_start(tmp_path):
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2, done
     assert "Traceback" not in done.stderr, done.stderr
-    errors = [line for line in done.stderr.splitlines() if line.startswith("arena: error:")]
-    assert errors == done.stderr.strip().splitlines()[-1:], done.stderr
-    assert len(errors) == 1 and "cannot check bots here, so it does not start" in errors[0]
-    assert "sample bot random fails the admission check on mandala-2p" in errors[0]
-    print(done.stderr)
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("arena: error: "), done.stderr
+    assert f"the arena runs on a Python in {venv}" in done.stderr, done.stderr
+    assert "run Arena on a Python (or a venv) outside /tmp and /dev/shm" in done.stderr
+    assert not (tmp_path / "data" / "checks").exists()   # no check was tried
+
+
+def test_a_service_whose_sample_bot_fails_its_check_refuses_to_start(tmp_path):
+    # A start-up budget no bot meets: the self-check fails (tried again, as any check whose
+    # failure may be the host's) and the service says so in one line rather than reject
+    # every author's bot.
+    ladder = Ladder("mandala-2p", "mandala", 2, registry.get("mandala").rules(),
+                    {"move_time": 0.5, "startup": 0.001})
+    with pytest.raises(ArenaError) as refused:
+        self_check({ladder.id: ladder}, tmp_path, pause=0)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith("arena serve cannot check bots here, so it does not start: the "
+                              "sample bot random fails the admission check on mandala-2p ")
+    assert "(attempt 3 of 3; attempt 1: start-up: timeout: " in message
+    assert message.endswith("fix the host (see `arena doctor`) or the time control, then "
+                            "start again")
 
 
 @pytest.mark.slow

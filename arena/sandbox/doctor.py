@@ -14,7 +14,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from arena.sandbox import cgroups, seccomp
+from arena.sandbox import cgroups, mounts, seccomp
 from arena.sandbox.errors import SandboxUnavailable
 
 OPEN_FILES_WANTED = 4096
@@ -40,10 +40,18 @@ def available() -> bool:
 
 
 def require() -> None:
-    """Raises SandboxUnavailable, saying why, unless `available()`: for refusing early."""
+    """Raises SandboxUnavailable, saying why, unless `available()` and a sandboxed bot can
+    run the arena's Python: for refusing early."""
     reason = _unavailable_reason()
     if reason is not None:
         raise SandboxUnavailable(reason)
+    hidden = mounts.python_under_private_folder()
+    if hidden is not None:   # else every bot would fail to start, each as if the host failed
+        folder, private = hidden
+        raise SandboxUnavailable(
+            f"the arena runs on a Python in {folder}, under {private}, which every sandbox "
+            f"covers with a {private} of its own, so no bot could run it",
+            fix=f"run Arena on a Python (or a venv) outside {' and '.join(mounts.PRIVATE_FOLDERS)}")
 
 
 def _unavailable_reason() -> str | None:

@@ -51,6 +51,9 @@ ETC_BOUND = ("alternatives", "ssl/certs")
 may be one) and the TLS certificates. Bound read-only as they are, when every user may read
 them, rather than copied: creating their ~700 links took 0.2 s of CPU in every arena process
 (each league worker) on an ext4 /tmp."""
+PRIVATE_FOLDERS = ("/tmp", "/dev/shm")
+"""Where each sandbox mounts a size-capped tmpfs of its own (/dev/shm: POSIX semaphores,
+multiprocessing), covering whatever the host holds there."""
 HIDDEN_FOLDERS = ("/proc/sys", "/proc/pressure", "/dev/pts")
 HIDDEN_FILES = ("/proc/cmdline", "/proc/diskstats", "/proc/vmstat", "/proc/zoneinfo",
                 "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/interrupts", "/proc/softirqs",
@@ -105,7 +108,7 @@ def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
     for name, folder in shared_packages():
         inside = f"{LIB_DIR}/{name}"
         argv += _mkdirs(Path(inside)) + ["--ro-bind", str(folder), inside]
-    for tmpfs in ("/tmp", "/dev/shm"):  # /dev/shm: POSIX semaphores, multiprocessing
+    for tmpfs in PRIVATE_FOLDERS:
         argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", tmpfs]
     argv += ["--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR]
     for path in sockets:
@@ -230,6 +233,17 @@ def python_dirs() -> list[Path]:
         if not inside_usr and not any(parent in kept for parent in path.parents):
             kept.append(path)
     return kept
+
+
+def python_under_private_folder() -> tuple[Path, str] | None:
+    """(folder, private folder) where the Python installation the arena runs on lies under a
+    folder each sandbox covers with its own (`PRIVATE_FOLDERS`): no bot could run that Python
+    (a venv under /tmp). None when it lies elsewhere."""
+    for path in (Path(sys.executable).parent, *python_dirs()):   # its bots' PATH, its prefixes
+        for private in map(Path, PRIVATE_FOLDERS):
+            if path == private or private in path.parents:
+                return path, str(private)
+    return None
 
 
 def outside_site_dirs() -> list[Path]:

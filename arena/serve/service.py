@@ -96,8 +96,8 @@ def check_address(host: str, port: int) -> None:
 def self_check(ladders: dict[str, Ladder], folder: Path, pause: float = RETRY_PAUSE) -> None:
     """Runs the admission check on the sample bot on every ladder (tried again as any
     check is); ArenaError, one line, when it fails: a service that cannot pass it would
-    reject every author's bot for its operator's mistake (a Python the sandbox cannot see,
-    a time control no bot meets, a broken sandbox)."""
+    reject every author's bot for its operator's mistake (a time control no bot meets, a
+    broken sandbox)."""
     for ladder in ladders.values():
         started = time.monotonic()
         logs = folder / "checks" / "self-check"
