@@ -183,9 +183,12 @@ def sweep_orphans() -> Sweep:
         owners.add(int(name.partition("-")[0]))
         cgroups += removed
         processes += killed
-    if owners:   # a sandbox still starting for one of them is in none of its cgroups
-        processes += len(reaper.kill(reaper.stragglers(
-            [str(folder) for folder in arena_folders()], lambda owner: owner in owners)))
+    # A sandbox still starting for a gone arena is in none of its cgroups, and may outlive
+    # them (made after its reaper's scans): looked for whether or not its cgroups are left.
+    stragglers = reaper.end_stragglers([str(folder) for folder in arena_folders()],
+                                       lambda owner: not running(owner))
+    owners.update(stragglers.values())
+    processes += len(stragglers)
     sweep = Sweep(tuple(sorted(owners)), cgroups, processes)
     if owners:
         # Bots that outlived their arena are news; empty cgroups left behind are tidying.

@@ -28,6 +28,7 @@ import threading
 import time
 
 _END_TIMEOUT = 5.0
+_STRAGGLER_SCANS = 100
 
 
 def _read(path: str) -> str:
@@ -92,15 +93,15 @@ def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[i
     return len(killed), removed
 
 
-def stragglers(folders: list[str], gone) -> set[int]:
-    """Processes holding a descriptor of `cgroup.procs` in a bot cgroup `<owner>-<n>` of
-    `folders` whose owner is `gone(owner)`. A sandbox gets its bot's cgroups as such
-    descriptors, and its in-sandbox init writes itself into them: until then bwrap and its
-    child are in no bot cgroup, so killing the cgroups' members misses them. A bwrap child
-    stuck in its start-up when its parent died slept on forever (seen once, 2026-12-04),
-    and it still held them (a removed cgroup's path reads the same)."""
+def stragglers(folders: list[str], gone) -> dict[int, int]:
+    """Process -> its owner, for each process holding a descriptor of `cgroup.procs` in a bot
+    cgroup `<owner>-<n>` of `folders` whose owner is `gone(owner)`. A sandbox gets its bot's
+    cgroups as such descriptors, and its in-sandbox init writes itself into them: until then
+    bwrap and its child are in no bot cgroup, so killing the cgroups' members misses them.
+    A bwrap child stuck in its start-up when its parent died slept on forever (seen once,
+    2026-12-04), and it still held them (a removed cgroup's path reads the same)."""
     roots = {folder.rstrip("/") for folder in folders}
-    found: set[int] = set()
+    found: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -118,12 +119,28 @@ def stragglers(folders: list[str], gone) -> set[int]:
             owner, _, number = bot.partition("-")
             if (name == "cgroup.procs" and root in roots and owner.isdigit()
                     and number.isdigit() and gone(int(owner))):
-                found.add(int(entry))
+                found[int(entry)] = int(owner)
                 break
     return found
 
 
-def kill(pids: set[int]) -> set[int]:
+def end_stragglers(folders: list[str], gone) -> dict[int, int]:
+    """Kills `stragglers` until a scan finds none (at most `_STRAGGLER_SCANS`): process ->
+    owner of those it reached. One scan is not enough: a bwrap killed while it starts may
+    have made the sandbox's pid 1 just before, and that one's parent-death signal, asked for
+    once its parent is dead, never comes (seen 2026-12-05: it slept through the rest of the
+    test suite, its cgroups long removed)."""
+    reached: dict[int, int] = {}
+    for _ in range(_STRAGGLER_SCANS):
+        found = stragglers(folders, gone)
+        if not found:
+            break
+        reached.update((pid, found[pid]) for pid in kill(found))
+        time.sleep(0.01)   # what a killed one made as it died shows in the next scan
+    return reached
+
+
+def kill(pids) -> set[int]:
     """SIGKILLs `pids`; those it reached."""
     reached = set()
     for pid in pids:
@@ -249,7 +266,7 @@ def main(argv: list[str]) -> None:
     if os.fork() != 0:
         os._exit(0)
     _wait_for_end(owner, watch)
-    kill(stragglers(folders, lambda pid: pid == owner))
+    end_stragglers(folders, lambda pid: pid == owner)
     for groups in owned_by(folders, owner).values():
         end_bot_cgroups(groups)
 
