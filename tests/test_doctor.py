@@ -7,16 +7,18 @@ import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from arena.sandbox import cgroups, doctor
 
 pytestmark = pytest.mark.sandbox
+ROOT = Path(__file__).resolve().parents[1]
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
-PROTECTIONS = ["namespaces", "uid drop", "cgroup memory", "cgroup pids", "cgroup cpu",
-               "cgroup cpuacct", "cgroup freezer", "seccomp", "user namespaces blocked",
-               "open-files limit"]
+PROTECTIONS = ["namespaces", "arena's Python", "uid drop", "cgroup memory", "cgroup pids",
+               "cgroup cpu", "cgroup cpuacct", "cgroup freezer", "seccomp",
+               "user namespaces blocked", "open-files limit"]
 
 
 def test_the_doctor_prints_one_line_per_protection_and_its_exit_says_if_leagues_are_safe():
@@ -50,6 +52,26 @@ def test_a_missing_needed_protection_is_named_with_its_reason_and_exits_1(monkey
     assert "cgroup memory" in result.output and "not writable here (test)" in result.output
     assert "RLIMIT_AS" in result.output   # says what stands in for the memory cgroup
     assert "missing for leagues: cgroup memory, cgroup pids" in result.output
+
+
+def test_an_arena_on_a_python_no_sandbox_can_see_is_told_what_to_do(tmp_path):
+    # A venv under /tmp (tmp_path is there): every sandbox covers /tmp with its own, so no
+    # bot could run it. Every sandboxed command refuses in one line; the doctor says why too.
+    assert str(tmp_path).startswith("/tmp/")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True, timeout=120)
+    done = subprocess.run([str(venv / "bin" / "python"), *ARENA[1:], "doctor", "--json"],
+                          capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 1, done
+    row = {row["name"]: row for row in json.loads(done.stdout)["protections"]}["arena's Python"]
+    assert row["status"] == "missing" and row["needed"], row
+    assert row["detail"].startswith(f"the arena runs on a Python in {venv}/bin, under /tmp"), row
+    assert row["detail"].endswith("run Arena on a Python (or a venv) outside /tmp and "
+                                  "/dev/shm"), row
+    rows_here = {row.name: row for row in doctor.protections()}
+    assert rows_here["arena's Python"].enforced   # this test's own Python, outside /tmp
 
 
 def test_the_probes_leave_every_open_descriptor_of_the_arena_alone(tmp_path):

@@ -12,9 +12,10 @@ from arena.cli.root import main
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the table as one JSON object.")
 def doctor(as_json: bool) -> None:
-    """Checks each protection of the bot sandbox for real: namespaces, uid drop, each cgroup
-    controller, seccomp, user namespaces blocked, the open-files limit. Exits 1 when one a
-    league needs is missing (the table says why). Then names what dead arena processes left
+    """Checks each protection of the bot sandbox for real: namespaces, the arena's Python
+    within bots' reach (not under /tmp), uid drop, each cgroup controller, seccomp, user
+    namespaces blocked, the open-files limit. Exits 1 when one a league needs is missing
+    (the table says why). Then names what dead arena processes left
     (every arena command ends such bots at its start) and the bot cgroups of running ones."""
     from arena.sandbox import doctor as checks
     rows = checks.protections()

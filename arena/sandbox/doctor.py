@@ -45,13 +45,21 @@ def require() -> None:
     reason = _unavailable_reason()
     if reason is not None:
         raise SandboxUnavailable(reason)
-    hidden = mounts.python_under_private_folder()
+    hidden = _python_hidden()
     if hidden is not None:   # else every bot would fail to start, each as if the host failed
-        folder, private = hidden
-        raise SandboxUnavailable(
-            f"the arena runs on a Python in {folder}, under {private}, which every sandbox "
+        raise SandboxUnavailable(*hidden)
+
+
+def _python_hidden() -> tuple[str, str] | None:
+    """(why, what to do) when no sandboxed bot could run the arena's Python (a venv under
+    /tmp, which every sandbox covers with its own); None when they can."""
+    hidden = mounts.python_under_private_folder()
+    if hidden is None:
+        return None
+    folder, private = hidden
+    return (f"the arena runs on a Python in {folder}, under {private}, which every sandbox "
             f"covers with a {private} of its own, so no bot could run it",
-            fix=f"run Arena on a Python (or a venv) outside {' and '.join(mounts.PRIVATE_FOLDERS)}")
+            f"run Arena on a Python (or a venv) outside {' and '.join(mounts.PRIVATE_FOLDERS)}")
 
 
 def _unavailable_reason() -> str | None:
@@ -121,13 +129,19 @@ _CGROUP_FALLBACKS = {
 
 
 def protections() -> list[Protection]:
-    """One line per protection: namespaces, uid drop, each cgroup controller, seccomp, user
-    namespaces blocked, the arena's open-files limit."""
+    """One line per protection: namespaces, the arena's Python within bots' reach, uid drop,
+    each cgroup controller, seccomp, user namespaces blocked, the arena's open-files limit."""
     bwrap = shutil.which("bwrap")
     unavailable = _unavailable_reason()
     rows = [Protection("namespaces", unavailable is None,
                        unavailable or "own mount, pid, network, IPC and UTS namespaces "
                                       "(bubblewrap)", needed=True)]
+    hidden = _python_hidden()
+    rows.append(Protection(
+        "arena's Python", hidden is None,
+        f"{hidden[0]}: {hidden[1]}" if hidden else
+        "bots run the arena's Python, mounted read-only: "
+        + ", ".join(map(str, mounts.python_dirs())), needed=True))
     root = os.geteuid() == 0
     rows.append(Protection(
         "uid drop", root,
