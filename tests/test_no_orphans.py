@@ -173,9 +173,10 @@ def test_a_match_that_ends_normally_leaves_no_bot_and_its_reaper_ends(tmp_path):
 @needs_freezer
 @pytest.mark.slow   # Ray starts in seconds
 @pytest.mark.ray
-def test_the_end_of_a_league_on_ray_leaves_no_bot(tmp_path):
+def test_the_end_of_a_league_on_ray_leaves_no_bot_and_no_ray_folder(tmp_path):
     """The actors (in the league's process tree: its own Ray instance) end their bots when
-    the run ends, frozen ones included."""
+    the run ends, frozen ones included; Ray's files went to a folder of the league's, which
+    goes with it."""
     arena = start("league", "run", "--game", "mandala", "--bot", str(SLOW), "--bot", str(HEAVY),
                   "--deals", "1", "--seed", "1", "--workers", "1", "--move-time", "5",
                   "--quiet", "--skip-check", "--executor", "ray", "--out", str(tmp_path / "lg"))
@@ -183,12 +184,17 @@ def test_the_end_of_a_league_on_ray_leaves_no_bot(tmp_path):
         owners, groups, pids = wait_for_frozen_bots(arena, 2, timeout=180)
         assert arena.pid not in {int(name.partition("-")[0]) for name in groups}   # an actor's
         owners |= tree(arena.pid)
+        ray_folders = [Path(tempfile.gettempdir()) / name for name in folders_of(arena.pid)
+                       if name.startswith("arena-ray-")]
+        assert len(ray_folders) == 1 and list(ray_folders[0].glob("session_*/sockets")), \
+            folders_of(arena.pid)   # Ray's sockets and logs are there, not in /tmp/ray
         assert arena.wait(timeout=600) == 0, arena.stderr.read()
     finally:
         if arena.poll() is None:
             arena.kill()
             arena.wait()
     assert_all_gone(owners, pids)
+    assert not ray_folders[0].exists()
 
 
 # An arena stand-in that, like the sandbox's spawn, hands a process its bot cgroup as a

@@ -6,6 +6,7 @@ address in one line without creating the league.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -150,6 +151,27 @@ def test_more_workers_than_the_machine_has_cpus_is_refused_before_ray_starts(lea
         refused.stderr
     assert "CPUs for Ray" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert not folder.exists()
+
+
+STAYING_RAY = """
+import json, sys
+from arena.league.ray_pool import RayPool
+pool = RayPool(1, quiet=True)
+pool.connect(stay=True)   # as a service does: Ray stays up until the process exits
+folder = pool._temp
+print(json.dumps([str(folder), (folder / "session_latest" / "sockets").is_dir()]))
+"""
+
+
+def test_a_ray_that_stays_up_till_exit_leaves_no_folder_behind():
+    # Arena's own Ray writes its sockets and logs (some 230 KB a run) into a folder of the
+    # arena's, removed with Ray: here at the exit of a process that kept Ray up (a service).
+    done = subprocess.run([sys.executable, "-c", STAYING_RAY], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    folder, sockets = json.loads(done.stdout.splitlines()[-1])
+    assert Path(folder).name.startswith("arena-ray-") and sockets, done.stdout   # Ray's there
+    assert not Path(folder).exists()
 
 
 # -- a Ray cluster that another program started on this machine -----------------------------

@@ -9,11 +9,13 @@ resume and determinism work unchanged.
 
 Cluster: with no `--ray-address`, Arena starts a Ray instance of its own for the run
 (`address="local"`: never a cluster another program started on this machine, whatever Ray's
-current-cluster file or RAY_ADDRESS say) and stops it after. With `--ray-address HOST:PORT` the
-league joins that running cluster. Every node must have Arena installed and bubblewrap, and
-the bot folders at the same absolute paths as on the machine that runs the league (bot
-versions are checked on every node). Each worker needs one CPU of the cluster: a league asking
-for more workers than the cluster has CPUs is refused at start, never left waiting.
+current-cluster file or RAY_ADDRESS say) and stops it after; Ray's files (sockets, logs) go
+to a temporary folder of the league process's (arena.sandbox.scratch), removed with Ray.
+With `--ray-address HOST:PORT` the league joins that running cluster. Every node must have
+Arena installed and bubblewrap, and the bot folders at the same absolute paths as on the
+machine that runs the league (bot versions are checked on every node). Each worker needs one
+CPU of the cluster: a league asking for more workers than the cluster has CPUs is refused at
+start, never left waiting.
 
 A portable pool (`portable=True`, the service's) shares nothing with its nodes but Ray: each
 bot version goes into Ray's object store once, packed by content hash, and each actor plays
@@ -28,9 +30,11 @@ each run's plan riding along with its matches; an actor that ends gracefully end
 """
 from __future__ import annotations
 
+import atexit
 import itertools
 import logging
 import os
+import shutil
 import socket
 import tempfile
 import threading
@@ -47,6 +51,7 @@ from arena.league.nodelogs import LogShipper
 from arena.league.schedule import MatchSpec
 from arena.league.store import FinishedMatch
 from arena.league.workers import Died, Dispatcher, Done, SeatSource, Transport, play_spec
+from arena.sandbox import scratch
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +245,7 @@ class RayPool(Dispatcher):
         self.quiet = quiet
         self.portable = portable
         self._started_ray = False
+        self._temp: Path | None = None   # Ray's folder, when this pool started Ray
         self._next_checker = itertools.count()
 
     def connect(self, *, stay: bool = False) -> None:
@@ -283,10 +289,18 @@ class RayPool(Dispatcher):
         if self.quiet:   # Ray's own start-up lines (its loggers are set up by ray.init)
             for name in ("ray", "ray._private", "ray.worker"):
                 logging.getLogger(name).setLevel(logging.ERROR)
+        where: dict[str, str] = {}
+        if self.address is None:
+            # Ray's own files (its sockets, its logs: some 230 KB a run) go to a folder of
+            # this process's, not /tmp/ray: removed when Ray stops, at exit, or (after a
+            # kill -9) by the next arena's sweep.
+            self._temp = scratch.folder_of_this_process("arena-ray-")
+            atexit.register(self._end_at_exit)
+            where["_temp_dir"] = str(self._temp)
         try:
             ray.init(address=self.address or "local", include_dashboard=False,
                      log_to_driver=False, configure_logging=False,
-                     logging_level=logging.ERROR if self.quiet else logging.WARNING)
+                     logging_level=logging.ERROR if self.quiet else logging.WARNING, **where)
         except ray.exceptions.AuthenticationError:
             raise LeagueError(f"the Ray cluster at {self.address} needs its auth token: set "
                               "RAY_AUTH_TOKEN to the cluster's token and run again") from None
@@ -324,6 +338,17 @@ class RayPool(Dispatcher):
         if self._started_ray:
             _ray().shutdown()
             self._started_ray = False
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+            self._temp = None
+
+    def _end_at_exit(self) -> None:
+        """Stops the Ray this pool started, kept up for the process's life (`stay`), and
+        removes its folder. Before Ray's own exit handler (registered when Ray was imported,
+        so run after this), which would write its files again into a folder removed first."""
+        if self._temp is not None:
+            self._started_ray = True
+            self.shutdown()
 
     def cpus(self) -> int:
         """The CPUs of the cluster (joined or started first)."""
