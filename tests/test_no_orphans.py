@@ -197,6 +197,32 @@ def test_the_end_of_a_league_on_ray_leaves_no_bot_and_no_ray_folder(tmp_path):
     assert not ray_folders[0].exists()
 
 
+@needs_freezer
+@pytest.mark.slow   # Ray starts in seconds
+@pytest.mark.ray
+def test_a_league_on_ray_killed_with_kill_9_leaves_no_ray_process_and_no_bot(tmp_path):
+    """Ray ends most of its processes with the league that started it; its agents would
+    outlive it by up to a minute (they first tell its GCS, gone too): the league's reaper
+    of Ray's folder ends every process holding a file there, and removes it."""
+    arena = start("league", "run", "--game", "mandala", "--bot", str(SLOW), "--bot", str(HEAVY),
+                  "--deals", "1", "--seed", "1", "--workers", "1", "--move-time", "5",
+                  "--quiet", "--skip-check", "--executor", "ray", "--out", str(tmp_path / "lg"))
+    try:
+        owners, groups, pids = wait_for_frozen_bots(arena, 2, timeout=180)
+        ray_processes = tree(arena.pid) - {arena.pid}   # GCS, raylet, agents, the actor
+        owners |= ray_processes
+        folder, = [Path(tempfile.gettempdir()) / name for name in folders_of(arena.pid)
+                   if name.startswith("arena-ray-")]
+        arena.kill()
+        arena.wait(timeout=30)
+    finally:
+        if arena.poll() is None:
+            arena.kill()
+            arena.wait()
+    assert_all_gone(owners, pids | ray_processes)
+    assert not folder.exists()
+
+
 # An arena stand-in that, like the sandbox's spawn, hands a process its bot cgroup as a
 # descriptor of `cgroup.procs` (the in-sandbox init would write itself into it): until then
 # that process is in no bot cgroup, as bwrap and its child are while a sandbox starts.

@@ -10,7 +10,8 @@ resume and determinism work unchanged.
 Cluster: with no `--ray-address`, Arena starts a Ray instance of its own for the run
 (`address="local"`: never a cluster another program started on this machine, whatever Ray's
 current-cluster file or RAY_ADDRESS say) and stops it after; Ray's files (sockets, logs) go
-to a temporary folder of the league process's (arena.sandbox.scratch), removed with Ray.
+to a temporary folder of the league process's (arena.sandbox.scratch), removed with Ray;
+a reaper ends whatever of it is left when that process is killed (arena.sandbox.reaper).
 With `--ray-address HOST:PORT` the league joins that running cluster. Every node must have
 Arena installed and bubblewrap, and the bot folders at the same absolute paths as on the
 machine that runs the league (bot versions are checked on every node). Each worker needs one
@@ -51,7 +52,7 @@ from arena.league.nodelogs import LogShipper
 from arena.league.schedule import MatchSpec
 from arena.league.store import FinishedMatch
 from arena.league.workers import Died, Dispatcher, Done, SeatSource, Transport, play_spec
-from arena.sandbox import scratch
+from arena.sandbox import reaper, scratch
 
 log = logging.getLogger(__name__)
 
@@ -292,10 +293,11 @@ class RayPool(Dispatcher):
         where: dict[str, str] = {}
         if self.address is None:
             # Ray's own files (its sockets, its logs: some 230 KB a run) go to a folder of
-            # this process's, not /tmp/ray: removed when Ray stops, at exit, or (after a
-            # kill -9) by the next arena's sweep.
+            # this process's, not /tmp/ray: removed when Ray stops, or at exit; after a
+            # kill -9, by a reaper that ends the processes holding files there first.
             self._temp = scratch.folder_of_this_process("arena-ray-")
             atexit.register(self._end_at_exit)
+            reaper.watch_folder(str(self._temp))   # kill -9: ends Ray's agents at once
             where["_temp_dir"] = str(self._temp)
         try:
             ray.init(address=self.address or "local", include_dashboard=False,

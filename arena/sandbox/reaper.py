@@ -14,13 +14,18 @@ machine reboots. Two things prevent it:
 - `end_bot_cgroups(...)`, which the next arena command runs too (`cgroups.sweep_orphans`) for
   any bot cgroup whose owner is gone, should the reaper have been killed with the arena.
 
-This file runs as a script (`python -I -S reaper.py OWNER FOLDER...`), so it imports nothing
-but the standard library.
+The same kind of reaper ends the Ray instance an arena process started for itself, whose
+files are in a folder of the arena's (`watch_folder`): Ray ends most of its processes with
+the arena, but its agents outlive it by up to a minute.
+
+This file runs as a script (`python -I -S reaper.py OWNER FOLDER...`, or `--holders OWNER
+FOLDER`), so it imports nothing but the standard library.
 """
 from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +34,7 @@ import time
 
 _END_TIMEOUT = 5.0
 _STRAGGLER_SCANS = 100
+HOLDERS = "--holders"   # the first argument of a reaper of a folder's holders (`watch_folder`)
 
 
 def _read(path: str) -> str:
@@ -93,6 +99,29 @@ def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[i
     return len(killed), removed
 
 
+def _holding(wanted) -> dict[int, str]:
+    """Process -> the first path it holds open (or works in) for which `wanted(path)` is
+    true, for every process that holds one (this one aside)."""
+    found: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            links = [f"/proc/{entry}/cwd"] + [f"/proc/{entry}/fd/{descriptor}"
+                                              for descriptor in os.listdir(f"/proc/{entry}/fd")]
+        except OSError:
+            continue
+        for link in links:
+            try:
+                target = os.readlink(link)
+            except OSError:
+                continue
+            if wanted(target):
+                found[int(entry)] = target
+                break
+    return found
+
+
 def stragglers(folders: list[str], gone) -> dict[int, int]:
     """Process -> its owner, for each process holding a descriptor of `cgroup.procs` in a bot
     cgroup `<owner>-<n>` of `folders` whose owner is `gone(owner)`. A sandbox gets its bot's
@@ -101,27 +130,36 @@ def stragglers(folders: list[str], gone) -> dict[int, int]:
     A bwrap child stuck in its start-up when its parent died slept on forever (seen once,
     2026-12-04), and it still held them (a removed cgroup's path reads the same)."""
     roots = {folder.rstrip("/") for folder in folders}
-    found: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            descriptors = os.listdir(f"/proc/{entry}/fd")
-        except OSError:
-            continue
-        for descriptor in descriptors:
-            try:
-                target = os.readlink(f"/proc/{entry}/fd/{descriptor}")
-            except OSError:
-                continue
-            group, _, name = target.rpartition("/")
-            root, _, bot = group.rpartition("/")
-            owner, _, number = bot.partition("-")
-            if (name == "cgroup.procs" and root in roots and owner.isdigit()
-                    and number.isdigit() and gone(int(owner))):
-                found[int(entry)] = int(owner)
-                break
-    return found
+
+    def gone_owner(target: str) -> int | None:
+        """The owner of the bot cgroup whose `cgroup.procs` is `target`, if gone."""
+        group, _, name = target.rpartition("/")
+        root, _, bot = group.rpartition("/")
+        owner, _, number = bot.partition("-")
+        if (name == "cgroup.procs" and root in roots and owner.isdigit() and number.isdigit()
+                and gone(int(owner))):
+            return int(owner)
+        return None
+    held = _holding(lambda target: gone_owner(target) is not None)
+    return {pid: gone_owner(target) for pid, target in held.items()}
+
+
+def end_holders(folder: str) -> set[int]:
+    """Kills every process that holds a file in `folder` (or works in it) until a scan finds
+    none (at most `_STRAGGLER_SCANS`), then removes the folder: the processes of the Ray
+    instance an arena process started, whose files are there (`watch_folder`). Ray's agents
+    outlive its raylet by up to a minute (they tell its GCS, gone too, first); the league's
+    actors die with the raylet. Returns the processes it reached."""
+    prefix = folder.rstrip("/") + "/"
+    reached: set[int] = set()
+    for _ in range(_STRAGGLER_SCANS):
+        found = _holding(lambda target: target.startswith(prefix))
+        if not found:
+            break
+        reached |= kill(found)
+        time.sleep(0.01)
+    shutil.rmtree(folder, ignore_errors=True)
+    return reached
 
 
 def end_stragglers(folders: list[str], gone) -> dict[int, int]:
@@ -212,18 +250,28 @@ def watch(folders: list[str]) -> None:
     with _lock:
         if _started_for == os.getpid() or not folders:
             return
-        # -I -S: an isolated interpreter that starts in milliseconds; a session of its own, so
-        # the terminal's Ctrl-C and a kill of the arena's process group leave it to its job.
-        launcher = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__),
-                                     str(os.getpid()), *folders],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, close_fds=True,
-                                    start_new_session=True)
-        try:
-            launcher.wait(timeout=10)   # it forks the reaper and exits at once
-        except subprocess.TimeoutExpired:
-            pass
+        _launch([str(os.getpid()), *folders])
         _started_for = os.getpid()
+
+
+def _launch(arguments: list[str]) -> None:
+    # -I -S: an isolated interpreter that starts in milliseconds; a session of its own, so
+    # the terminal's Ctrl-C and a kill of the arena's process group leave it to its job.
+    launcher = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__),
+                                 *arguments],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, close_fds=True,
+                                start_new_session=True)
+    try:
+        launcher.wait(timeout=10)   # it forks the reaper and exits at once
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def watch_folder(folder: str) -> None:
+    """Starts a reaper (one more) that, when this process ends, however it ends, kills every
+    process holding a file in `folder` and removes it (`end_holders`)."""
+    _launch([HOLDERS, str(os.getpid()), folder])
 
 
 # -- the reaper's side --------------------------------------------------------------------------
@@ -258,7 +306,8 @@ def _wait_for_end(owner: int, watch) -> None:
 def main(argv: list[str]) -> None:
     for number in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)   # outlives the arena, and only by its job
-    owner, folders = int(argv[0]), argv[1:]
+    holders = argv[0] == HOLDERS   # HOLDERS OWNER FOLDER, else OWNER CGROUP_FOLDER...
+    owner, folders = int(argv[1 if holders else 0]), argv[2 if holders else 1:]
     watch = _watch_owner(owner)
     # Not a child of the arena process: whatever ends the arena and its children together
     # (Ray ends every child of an actor's process, a reaper in its own session included; a
@@ -266,6 +315,9 @@ def main(argv: list[str]) -> None:
     if os.fork() != 0:
         os._exit(0)
     _wait_for_end(owner, watch)
+    if holders:
+        end_holders(folders[0])
+        return
     end_stragglers(folders, lambda pid: pid == owner)
     for groups in owned_by(folders, owner).values():
         end_bot_cgroups(groups)
