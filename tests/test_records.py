@@ -399,8 +399,7 @@ def test_any_move_entry_gives_a_verdict_at_or_before_its_ply(good, index, entry)
 
 def legal_instead(record: dict, ply: int, entry) -> bool:
     """True when `entry` is a legal move at `ply` of `record` other than the one recorded."""
-    state = registry.get(record["game"]).new_state(len(record["players"]), record["options"],
-                                                   seed=record["seed"])
+    state = new_game(record)
     for _, move in record["moves"][:ply]:
         state.apply(move)
     mover = state.to_move()
@@ -410,16 +409,26 @@ def legal_instead(record: dict, ply: int, entry) -> bool:
 
 def test_another_legal_move_makes_the_record_fail_later_not_at_its_ply(good):
     # What the test above allows, shown once: the first ply with a legal alternative.
-    state = registry.get(good["game"]).new_state(len(good["players"]), good["options"],
-                                                 seed=good["seed"])
-    for ply, (mover, move) in enumerate(good["moves"]):
-        others = [] if mover == CHANCE else [m for m in state.legal_moves() if m != move]
-        if others:
-            break
-        state.apply(move)
-    entry = [mover, others[0]]
+    ply, entry = first_alternative(good)
     assert legal_instead(good, ply, entry)
     record = copy.deepcopy(good)
     record["moves"][ply] = entry
     verdict = verify(record)
     assert verdict["ok"] is False and (verdict["ply"] is None or verdict["ply"] > ply), verdict
+
+
+def first_alternative(record: dict) -> tuple[int, list]:
+    """The first ply of `record` where its mover had another legal move, and that move."""
+    state = new_game(record)
+    for ply, (mover, move) in enumerate(record["moves"]):
+        others = [] if mover == CHANCE else [m for m in state.legal_moves() if m != move]
+        if others:
+            return ply, [mover, others[0]]
+        state.apply(move)
+    raise AssertionError("no ply of the record had another legal move")
+
+
+def new_game(record: dict):
+    """The state `record`'s game started from (as `random_record` made it)."""
+    return registry.get(record["game"]).new_state(len(record["players"]), record["options"],
+                                                  seed=record["seed"])
