@@ -164,6 +164,18 @@ def pytest_configure(config) -> None:
         config.option.loadscopereorder = False
     if config.getoption("--scale") is not None:
         os.environ["ARENA_TEST_SCALE"] = config.getoption("--scale")
+    logging.getLogger("arena.sandbox").addFilter(_no_sweep_report)
+
+
+def _no_sweep_report(record: logging.LogRecord) -> bool:
+    """Keeps the sweep's report off the commands a test runs in this process (click's
+    runner): a test beside it may have just killed an arena whose reaper is still at work,
+    and the line "ended 2 bot process(es) ... left by arena process(es) N" would then show in
+    a command's output that has nothing to do with it. Commands run as processes of their
+    own still say it (tests/test_no_orphans.py checks that they do)."""
+    from arena.sandbox.cgroups import Sweep
+    return not (isinstance(record.args, tuple) and record.args
+                and isinstance(record.args[0], Sweep))
 
 
 _STARTED = time.monotonic()
