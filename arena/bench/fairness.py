@@ -5,8 +5,9 @@
   children, each in a session of its own, spinning forever). Bots are frozen between their
   turns, so the thief's children get no CPU while the fixed-work bot thinks: its median move
   time should stay within `TARGET_RATIO` of its time against the quiet bot, and the thief's
-  processes should use next to no CPU during its moves (read from the thief's cgroup: the
-  freeze is not waited for, so a child may spin a moment into the next turn). Bots
+  processes should use next to no CPU during its moves (read from the thief's cgroup: until
+  the arena catches it computing while held, at its third gap, its spinners take a few ms of
+  the next turn; once caught, it is frozen and waited for before the next turn). Bots
   have their default limits (one core each): the thief's children spin at full speed during
   its own turns, which on a loaded machine costs every bot under the arena's cgroup some
   priority against the host's other processes; the quota bounds that.

@@ -71,6 +71,12 @@ were frozen after their first gap of a second or two in a league (1-2 ms of time
 HELD_LONG_GAP = HELD_GAP_CPU / HELD_GAP_SHARE
 """Seconds (0.2) from which a gap is long: its allowance is mostly its share of a core, which a
 spinning bot takes twice over and an honest one a fifth of, so one such gap over it is proof."""
+CAUGHT_FREEZE_WAIT = 0.05
+"""Seconds at most that the arena waits, after the turn of a bot caught computing while held,
+for every process of it to be frozen before another bot's turn starts (`BotProcess.rest`):
+thirty spinning children took up to 7.85 ms of the next bot's first moments when the arena
+did not wait (`arena bench fairness`, 2026-12-05). Bounded: a process the freezer cannot stop
+at once (an uninterruptible wait) does not run either, and a bot must not slow the match."""
 HELD_GAP_STRIKES = (3, 4)
 """A short gap (between two moves of a match) proves nothing alone: an honest Python bot's
 runtime (its loop, gRPC's threads, the allocator) takes 1-4 ms in one gap now and then, as much
@@ -202,23 +208,24 @@ class BotProcess:
     def rest(self) -> None:
         """Stops every process of the bot until its next act (CPU fairness: a bot computes
         only on its own clock, never while another bot thinks), at once, without waiting for
-        a thread to stop.
+        a thread to stop (but for a bot caught computing while held).
 
         Held at the kernel's least CPU quota (`sandbox.SandboxedProcess.hold`): cheap, and its
         threads sleep on undisturbed, but a thread that spins meanwhile gets its quota plus
         what the scheduler lets it overrun until its tick (~2-7 ms a gap, measured). So a bot
         that used more than HELD_GAP_CPU, plus HELD_GAP_SHARE of a core, in one long gap or
         in most of its last short ones (`_judge_gap`), is frozen instead between all its
-        later turns. Either way, what it takes between its reply and
-        its next move is counted against it (`arena.match.FROZEN_CPU_BURST`). What is sent to
-        it meanwhile (MatchOver, NewMatch) waits in the arena until its next act, so it reads
-        them on its own time, in order with its act's log line (`arena.actlogs`)."""
+        later turns, the arena waiting (CAUGHT_FREEZE_WAIT at most) until it is. Either way,
+        what it takes between its reply and its next move is counted against it
+        (`arena.match.FROZEN_CPU_BURST`). What is sent to it meanwhile (MatchOver, NewMatch)
+        waits in the arena until its next act, so it reads them on its own time, in order
+        with its act's log line (`arena.actlogs`)."""
         if self.host.freeze_between_turns and self.alive():
             if self.held:
                 self.rested_cpu, self.rested_at = self.process.cpu_seconds(), time.monotonic()
                 self.process.hold()
-            else:
-                self.process.freeze(wait=False)
+            else:   # caught: stopped for sure before the next bot's clock starts
+                self.process.freeze(wait=True, timeout=CAUGHT_FREEZE_WAIT)
             self.frozen = True
 
     def _judge_gap(self) -> None:

@@ -436,16 +436,17 @@ class BotCgroups:
     def can_freeze(self) -> bool:
         return "freeze" in self._fds
 
-    def freeze(self, wait: bool = True) -> None:
-        """Stops every process of the bot; with `wait`, returns once all are stopped (else
-        at once: the kernel stops each as soon as it next enters or leaves the kernel)."""
+    def freeze(self, wait: bool = True, timeout: float | None = None) -> None:
+        """Stops every process of the bot; with `wait`, returns once all are stopped, or after
+        `timeout` seconds (_FREEZE_TIMEOUT by default); else at once (the kernel stops each as
+        soon as it next enters or leaves the kernel)."""
         version = self.folders["freezer"][0]
         fd = self._fds["freeze"]
         os.write(fd, b"FROZEN" if version == 1 else b"1")
         self._frozen = True
         if not wait:
             return
-        deadline = time.monotonic() + _FREEZE_TIMEOUT
+        deadline = time.monotonic() + (_FREEZE_TIMEOUT if timeout is None else timeout)
         while not self._all_frozen():
             if time.monotonic() > deadline:
                 return   # a process in an uninterruptible wait: it does not run either

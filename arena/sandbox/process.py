@@ -373,12 +373,13 @@ class SandboxedProcess:
         else:
             self.freeze(wait=False)
 
-    def freeze(self, wait: bool = True) -> None:
+    def freeze(self, wait: bool = True, timeout: float | None = None) -> None:
         """Stops every process of the bot (its freezer cgroup, else SIGSTOP to each). With
-        `wait` it returns once all are stopped; without, at once (each stops within moments,
-        at its next entry to or exit from the kernel; cheaper when called around every move)."""
+        `wait` it returns once all are stopped (or after `timeout` seconds, if given); without,
+        at once (each stops within moments, at its next entry to or exit from the kernel;
+        cheaper when called around every move)."""
         if self.cgroups.can_freeze:
-            self.cgroups.freeze(wait)
+            self.cgroups.freeze(wait, timeout)
             return
         for pid in self.pids():
             try:
