@@ -220,6 +220,9 @@ def test_a_league_on_ray_killed_with_kill_9_leaves_no_ray_process_and_no_bot(tmp
             arena.kill()
             arena.wait()
     assert_all_gone(owners, pids | ray_processes)
+    deadline = time.monotonic() + GONE_WITHIN   # removed once the reaper's scan finds none
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not folder.exists()
 
 
