@@ -16,6 +16,7 @@ import pytest
 
 from arena import sandbox
 from arena.bots import BotHost
+from arena.sandbox.cgroups import Sweep
 
 # Keep bytecode even where PYTHONDONTWRITEBYTECODE is set (some CI images set it): pytest then
 # keeps each test module's rewritten bytecode, so the 3 workers and the serial pass do not
@@ -173,7 +174,6 @@ def _no_sweep_report(record: logging.LogRecord) -> bool:
     and the line "ended 2 bot process(es) ... left by arena process(es) N" would then show in
     a command's output that has nothing to do with it. Commands run as processes of their
     own still say it (tests/test_no_orphans.py checks that they do)."""
-    from arena.sandbox.cgroups import Sweep
     return not (isinstance(record.args, tuple) and record.args
                 and isinstance(record.args[0], Sweep))
 

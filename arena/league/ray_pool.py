@@ -338,8 +338,11 @@ class RayPool(Dispatcher):
 
     def shutdown(self) -> None:
         if self._started_ray:
-            _ray().shutdown()
-            self._started_ray = False
+            self._stop_ray()
+
+    def _stop_ray(self) -> None:
+        _ray().shutdown()
+        self._started_ray = False
         if self._temp is not None:
             shutil.rmtree(self._temp, ignore_errors=True)
             self._temp = None
@@ -349,8 +352,7 @@ class RayPool(Dispatcher):
         removes its folder. Before Ray's own exit handler (registered when Ray was imported,
         so run after this), which would write its files again into a folder removed first."""
         if self._temp is not None:
-            self._started_ray = True
-            self.shutdown()
+            self._stop_ray()
 
     def cpus(self) -> int:
         """The CPUs of the cluster (joined or started first)."""

@@ -99,10 +99,10 @@ def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[i
     return len(killed), removed
 
 
-def _holding(wanted) -> dict[int, str]:
-    """Process -> the first path it holds open (or works in) for which `wanted(path)` is
-    true, for every process that holds one (this one aside)."""
-    found: dict[int, str] = {}
+def _holding(name_of) -> dict:
+    """Process -> `name_of(path)` for the first path it holds open (or works in) that names
+    something (not None), for every process that holds one (this one aside)."""
+    found: dict = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
@@ -113,11 +113,11 @@ def _holding(wanted) -> dict[int, str]:
             continue
         for link in links:
             try:
-                target = os.readlink(link)
+                name = name_of(os.readlink(link))
             except OSError:
                 continue
-            if wanted(target):
-                found[int(entry)] = target
+            if name is not None:
+                found[int(entry)] = name
                 break
     return found
 
@@ -140,42 +140,42 @@ def stragglers(folders: list[str], gone) -> dict[int, int]:
                 and gone(int(owner))):
             return int(owner)
         return None
-    held = _holding(lambda target: gone_owner(target) is not None)
-    return {pid: gone_owner(target) for pid, target in held.items()}
+    return _holding(gone_owner)
+
+
+def _end_all(scan) -> dict:
+    """Kills what `scan()` finds (process -> what it holds) until a scan finds none, at most
+    `_STRAGGLER_SCANS` times; returns the part of what it found whose processes it reached.
+    One scan is not enough: what a killed process made as it died shows in the next one."""
+    reached: dict = {}
+    for _ in range(_STRAGGLER_SCANS):
+        found = scan()
+        if not found:
+            break
+        reached.update((pid, found[pid]) for pid in kill(found))
+        time.sleep(0.01)
+    return reached
 
 
 def end_holders(folder: str) -> set[int]:
     """Kills every process that holds a file in `folder` (or works in it) until a scan finds
-    none (at most `_STRAGGLER_SCANS`), then removes the folder: the processes of the Ray
-    instance an arena process started, whose files are there (`watch_folder`). Ray's agents
-    outlive its raylet by up to a minute (they tell its GCS, gone too, first); the league's
-    actors die with the raylet. Returns the processes it reached."""
+    none (`_end_all`), then removes the folder: the processes of the Ray instance an arena
+    process started, whose files are there (`watch_folder`). Ray's agents outlive its raylet
+    by up to a minute (they tell its GCS, gone too, first); the league's actors die with the
+    raylet. Returns the processes it reached."""
     prefix = folder.rstrip("/") + "/"
-    reached: set[int] = set()
-    for _ in range(_STRAGGLER_SCANS):
-        found = _holding(lambda target: target.startswith(prefix))
-        if not found:
-            break
-        reached |= kill(found)
-        time.sleep(0.01)
+    reached = _end_all(lambda: _holding(
+        lambda target: target if target.startswith(prefix) else None))
     shutil.rmtree(folder, ignore_errors=True)
-    return reached
+    return set(reached)
 
 
 def end_stragglers(folders: list[str], gone) -> dict[int, int]:
-    """Kills `stragglers` until a scan finds none (at most `_STRAGGLER_SCANS`): process ->
-    owner of those it reached. One scan is not enough: a bwrap killed while it starts may
-    have made the sandbox's pid 1 just before, and that one's parent-death signal, asked for
-    once its parent is dead, never comes (seen 2026-12-05: it slept through the rest of the
-    test suite, its cgroups long removed)."""
-    reached: dict[int, int] = {}
-    for _ in range(_STRAGGLER_SCANS):
-        found = stragglers(folders, gone)
-        if not found:
-            break
-        reached.update((pid, found[pid]) for pid in kill(found))
-        time.sleep(0.01)   # what a killed one made as it died shows in the next scan
-    return reached
+    """Kills `stragglers` until a scan finds none (`_end_all`): process -> owner of those it
+    reached. A bwrap killed while it starts may have made the sandbox's pid 1 just before,
+    and that one's parent-death signal, asked for once its parent is dead, never comes (seen
+    2026-12-05: it slept through the rest of the test suite, its cgroups long removed)."""
+    return _end_all(lambda: stragglers(folders, gone))
 
 
 def kill(pids) -> set[int]:
@@ -307,7 +307,8 @@ def main(argv: list[str]) -> None:
     for number in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)   # outlives the arena, and only by its job
     holders = argv[0] == HOLDERS   # HOLDERS OWNER FOLDER, else OWNER CGROUP_FOLDER...
-    owner, folders = int(argv[1 if holders else 0]), argv[2 if holders else 1:]
+    arguments = argv[1:] if holders else argv
+    owner, folders = int(arguments[0]), arguments[1:]
     watch = _watch_owner(owner)
     # Not a child of the arena process: whatever ends the arena and its children together
     # (Ray ends every child of an actor's process, a reaper in its own session included; a
