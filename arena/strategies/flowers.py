@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from operator import add
 
 from engine.games import flowers as flowers_engine
 from engine.games.flowers_scoring import CARDS, garden_from_cells, groups, score
@@ -28,6 +29,7 @@ SMALL_COLOUR_SHARE = 0.4   # value per card of a colour group still under five c
 END_BONUS = 4.0            # for ending the game while ahead (or cost of ending it behind)
 LOOKAHEAD_CANDIDATES = 6   # placements (greedy's best) that the look-ahead compares
 LOOKAHEAD_WEIGHT = 0.3     # weight of the next card's expected best gain in a placement
+_NONE = float("-inf")
 
 
 def greedy(observation: dict, legal_moves: list[str], rng: random.Random) -> str:
@@ -192,6 +194,7 @@ class _GardenView:
         self._number_change: dict = {}
         self._colour_change: dict = {}
         self._butterfly_change: dict = {}   # per (butterfly, colour, cell)
+        self._happy_before: dict = {}       # per cell: its butterfly satisfied now (0 or 1)
 
     def targets(self) -> list[tuple[int, int]]:
         cells = set(self.top)
@@ -238,23 +241,65 @@ class _GardenView:
         total = number + colour
         if card.butterfly or cell in self.butterfly_cells or any(
                 other in self.butterfly_cells for other in near):
-            key = (card.butterfly, card.colour, cell)
-            butterflies = self._butterfly_change.get(key)
-            if butterflies is None:
-                butterflies = self._butterfly_change[key] = self._butterfly_gain(card, cell)
-            total += butterflies
+            total += self.butterfly_part(card, cell)
         return total
+
+    def butterfly_part(self, card, cell: tuple[int, int]) -> float:
+        """The butterflies' part of `gain` (`_butterfly_gain`, kept per butterfly, colour and
+        cell)."""
+        key = (card.butterfly, card.colour, cell)
+        butterflies = self._butterfly_change.get(key)
+        if butterflies is None:
+            butterflies = self._butterfly_change[key] = self._butterfly_gain(card, cell)
+        return butterflies
+
+    def part_rows(self, cells: list[tuple[int, int]]):
+        """Two functions, of a value and of a colour, giving the number's and the colour's
+        part of the gain (`gain`) of a card of that value or colour on each of `cells`."""
+        near_of, depth = [], self.depth
+        for cell in cells:
+            near = self._near.get(cell)
+            if near is None:
+                near = self._near[cell] = [other for other in _around(cell) if other in self.top]
+            near_of.append((cell, near, depth.get(cell, 0)))
+
+        def rows(part: dict, groups: "_Groups", deepens: bool):
+            made: dict = {}
+
+            def row(label) -> list[float]:
+                values = made.get(label)
+                if values is None:
+                    values = made[label] = []
+                    for cell, near, old_depth in near_of:
+                        value = part.get((label, cell))
+                        if value is None:
+                            value = part[label, cell] = groups.change(
+                                label, cell, near, old_depth > 0, old_depth,
+                                old_depth + 1 if deepens else 0)
+                        values.append(value)
+                return values
+            return row
+        return (rows(self._number_change, self.numbers, True),
+                rows(self._colour_change, self.colours, False))
 
     def _butterfly_gain(self, card, cell: tuple[int, int]) -> float:
         """Satisfied butterflies around `cell` after minus before the card is laid (which
-        depends on the card's butterfly and colour alone)."""
-        gain = 0.0
+        depends on the card's butterfly and colour alone). Only the card's own butterfly
+        and those next to it can change; each spot's count before is kept."""
+        before = self._happy_before
+        top = self.top
+        gain = self._butterfly_happy(cell, card, cell, card)
         for spot in (cell, *_around(cell)):
-            before_card = self.top.get(spot)
-            after_card = card if spot == cell else before_card
-            gain += (self._butterfly_happy(spot, after_card, cell, card)
-                     - self._butterfly_happy(spot, before_card, None, None))
-        return gain
+            if spot != cell:
+                spot_card = top.get(spot)
+                if spot_card is None or not spot_card.butterfly:
+                    continue   # no butterfly there, before or after
+                gain += self._butterfly_happy(spot, spot_card, cell, card)
+            was = before.get(spot)
+            if was is None:
+                was = before[spot] = self._butterfly_happy(spot, top.get(spot), None, None)
+            gain -= was
+        return float(gain)
 
     def _butterfly_happy(self, spot, spot_card, changed, changed_card) -> int:
         if spot_card is None or not spot_card.butterfly:
@@ -285,8 +330,38 @@ def _expected_best_gain(view: "_GardenView", unseen: Counter) -> float:
     if not total:
         return 0.0
     targets = view.targets()
-    return sum(copies * max(view.gain(CARDS[card], cell) for cell in targets)
-               for card, copies in unseen.items()) / total
+    # A card's gain on a cell is its number's part plus its colour's, plus the butterflies'
+    # where the card has one or one is near (`_GardenView.gain`). Each part is kept as a row
+    # over the cells, per value, per colour and per (butterfly, colour), and a card's best is
+    # the largest sum of its rows: the look-ahead asks this for every unseen kind after every
+    # candidate placement, and C's loops add them (the same sums as `gain`, 2x faster).
+    butterflies = view.butterfly_cells
+    plain, near = [], []
+    for cell in targets:
+        touched = cell in butterflies or any(other in butterflies for other in _around(cell))
+        (near if touched else plain).append(cell)
+    (numbers_plain, colours_plain), (numbers_near, colours_near) = (view.part_rows(plain),
+                                                                    view.part_rows(near))
+    butterfly_rows: dict = {}
+
+    def with_butterflies(row, facts, cells: list, where: str):
+        key = (facts.butterfly, facts.colour, where)
+        parts = butterfly_rows.get(key)
+        if parts is None:
+            parts = butterfly_rows[key] = [view.butterfly_part(facts, cell) for cell in cells]
+        return map(add, row, parts)
+
+    worth = 0.0
+    for card, copies in unseen.items():
+        facts = CARDS[card]
+        row = map(add, numbers_plain(facts.value), colours_plain(facts.colour))
+        if facts.butterfly:
+            row = with_butterflies(row, facts, plain, "plain")
+        best = max(row, default=_NONE)
+        row = with_butterflies(map(add, numbers_near(facts.value), colours_near(facts.colour)),
+                               facts, near, "near")
+        worth += copies * max(best, max(row, default=_NONE))
+    return worth / total
 
 
 def lookahead_place(observation: dict, legal_moves: list[str], rng: random.Random,
