@@ -25,7 +25,7 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 CHANCE = "chance"
 """`to_move()` value (and record seat) for a chance move."""
@@ -219,6 +219,16 @@ class Game(ABC):
         is empty. Raises InvalidSetupError when the observation cannot come from a match.
         """
         raise EngineError(f"game {self.id} cannot determinise observations")
+
+    def determinizer(self, observation: Mapping[str, Any], seat: int, *,
+                     options: Mapping[str, Any] | None = None,
+                     history: Sequence[Mapping[str, Any]] | None = None
+                     ) -> Callable[[random.Random], "State"]:
+        """`determinize` of one observation as a function of the rng, for a search that
+        draws many states from it: the same states from the same rng calls. A game may read
+        the observation once for all of them (mandala does)."""
+        return lambda rng: self.determinize(observation, seat, rng, options=options,
+                                            history=history)
 
 
 class State(ABC):

@@ -59,6 +59,36 @@ def test_a_sampled_state_shows_the_seat_what_it_saw_and_plays_on(game_id, player
     assert checked > 50
 
 
+@pytest.mark.parametrize("game_id,players", CONFIGS)
+def test_draws_of_one_determinizer_are_those_of_determinize_and_independent(game_id, players):
+    """A search reads an observation once (`Game.determinizer`) and draws a state from it per
+    iteration, then plays that state to its end: each draw is the state `determinize` gives
+    for the same rng, whatever was played on the draws before it."""
+    game = registry.get(game_id)
+    checked = 0
+    for seed in range(3):
+        for ply, state in enumerate(random_positions(game_id, players, seed)):
+            if ply % 5 or state.is_over():
+                continue
+            seat = state.to_move()
+            seen = state.observation(seat)
+            deal = game.determinizer(seen, seat, options=state.options)
+            for draw in range(3):
+                mine, theirs = random.Random(draw), random.Random(draw)
+                drawn = deal(mine)
+                expected = game.determinize(seen, seat, theirs, options=state.options)
+                assert drawn.observation(seat) == seen
+                for other in range(players):
+                    assert drawn.observation(other) == expected.observation(other)
+                assert drawn.legal_moves() == expected.legal_moves()
+                assert mine.random() == theirs.random()
+                while not drawn.is_over():   # played out, as a search does
+                    drawn.apply(drawn.sample_chance(mine) if drawn.to_move() == CHANCE
+                                else mine.choice(drawn.legal_moves()))
+                checked += 1
+    assert checked > 20
+
+
 def test_the_sample_hides_what_the_seat_cannot_see():
     """Mandala: the opponent's hand is not copied from the real state (it varies)."""
     game = registry.get("mandala")

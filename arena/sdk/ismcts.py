@@ -21,7 +21,7 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from arena.strategies import flowers as flowers_strategy
 from arena.strategies import flowers_mandala as fm_strategy
@@ -169,6 +169,7 @@ class Searcher:
         if len(legal_moves) == 1:
             return Result(legal_moves[0], 0, 0.0, {legal_moves[0]: 0})
         seat = observation["seat"]
+        deal = self.game.determinizer(observation, seat, options=self.options)
         root = _Node(seat)
         done = 0
         # The tree holds no reference cycles (refcounting frees it): the cyclic collector's
@@ -177,7 +178,7 @@ class Searcher:
         gc.disable()
         try:
             while True:
-                self._iterate(root, observation, seat, rng)
+                self._iterate(root, deal, seat, rng)
                 done += 1
                 if iterations is not None and done >= iterations:
                     break
@@ -199,9 +200,9 @@ class Searcher:
         move = max(legal_moves, key=lambda m: counted[m])
         return Result(move, done, time.perf_counter() - started, visits)
 
-    def _iterate(self, root: _Node, observation: Mapping[str, Any], seat: int,
+    def _iterate(self, root: _Node, deal: Callable[[random.Random], State], seat: int,
                  rng: random.Random) -> None:
-        state = self.game.determinize(observation, seat, rng, options=self.options)
+        state = deal(rng)   # a state the seat cannot tell from the real one
         node, path = root, []
         log, sqrt, c = math.log, math.sqrt, self.exploration
         while not state.is_over():

@@ -29,25 +29,23 @@ from __future__ import annotations
 
 import random
 from itertools import accumulate
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from engine.core import (Game, GameNotOverError, IllegalMoveError, InvalidSetupError, State,
                          ranks_from_keys)
 from engine.games.mandala_rules import (ALL_COLOURS, CARD_OF_UNIT, CARDS_PER_COLOUR, COLOURS,
-                                        COUNTS, CUP_CARDS, DEALT, DISCARD, END_PASSES,
-                                        END_REFILL, END_RIVER, FIELD, FULL_DECK_UNITS,
-                                        HAND_LIMIT, HAND_SHIFT, HAND_UNIT, INDEX, MANDALAS,
-                                        MOUNTAIN, MOUNTAIN_DRAW, NOTATION_HELP, PAIRS, PASS,
-                                        PILE_SHIFT, PILE_UNIT, RIVER_SLOTS, SIX, TAKE,
-                                        TAKE_BY_MASK, HandFacts, colour_counts,
-                                        colour_mask, deal_cards, dealing_order, hand_counts,
-                                        hand_facts, hand_names, layout, pack_hand, pack_pile,
-                                        pile_counts, pile_names, pile_size,
-                                        read_setup, setup_names)
+                                        COUNTS, CUP_CARDS, DEALT, DISCARD, END_PASSES, END_REFILL,
+                                        END_RIVER, FIELD, FULL_DECK_UNITS, HAND_LIMIT, HAND_SHIFT,
+                                        HAND_UNIT, INDEX, MANDALAS, MOUNTAIN, MOUNTAIN_DRAW,
+                                        NOTATION_HELP, PAIRS, PASS, PILE_SHIFT, PILE_UNIT,
+                                        RIVER_SLOTS, SIX, TAKE, TAKE_BY_MASK, HandFacts,
+                                        colour_counts, colour_mask, deal_cards, dealing_order,
+                                        hand_counts, hand_facts, hand_names, layout, pack_hand,
+                                        pack_pile, pile_counts, pile_names, pile_size,
+                                        unseen_colours, read_setup, setup_names)
 
 # What strategies and tests import from here (the game's one public module).
 __all__ = ["COLOURS", "CUP_CARDS", "RIVER_SLOTS", "Mandala", "MandalaState"]
-
 
 _HANDS: dict[int, HandFacts] = {}
 """Hand -> mandala_rules.hand_facts(hand), as hands come up (there are 3003)."""
@@ -119,38 +117,41 @@ class Mandala(Game):
     def determinize(self, observation: Mapping[str, Any], seat: int, rng: random.Random, *,
                     options: Mapping[str, Any] | None = None,
                     history: Sequence[Mapping[str, Any]] | None = None) -> "MandalaState":
-        """See Game.determinize. Mandala's observation is enough: every card a seat ever saw
-        is still in sight (played cards stay on the table, in rivers, cups taken or the
-        discard), so the unseen ones are the opponent's hand, both secret cup pairs and the
-        deck, which a fair shuffle fills alike."""
+        return self.determinizer(observation, seat, options=options)(rng)
+
+    def determinizer(self, observation: Mapping[str, Any], seat: int, *,
+                     options: Mapping[str, Any] | None = None,
+                     history: Sequence[Mapping[str, Any]] | None = None
+                     ) -> Callable[[random.Random], "MandalaState"]:
+        """See Game.determinizer. Mandala's observation is enough: every card a seat ever saw
+        is still in sight (`unseen_colours`), so the unseen ones are the opponent's hand, both
+        secret cup pairs and the deck, which a fair shuffle fills alike. The observation is
+        read once (that was a third of an ISMCTS iteration); each draw deals the rest anew."""
         resolved = self.resolve_options(options, 2)
-        unseen = [CARDS_PER_COLOUR] * 6
-        seen = list(observation["hand"]) + list(observation["discard"])
-        for mandala in observation["mandalas"]:
-            seen += mandala["mountain"]
-            for field in mandala["fields"]:
-                seen += field["cards"]
-        for player in observation["players"]:
-            seen += player["river"] + player["cup_taken"]
-        for name in seen:
-            unseen[INDEX[name]] -= 1
-        pool = [c for c in SIX for _ in range(unseen[c])]
-        opponent = observation["players"][1 - seat]
+        unseen = unseen_colours(observation)
+        unseen_pool = [c for c in SIX for _ in range(unseen[c])]
+        hidden = observation["players"][1 - seat]["hand_size"]
         secret_sizes = [p["cup_size"] - len(p["cup_taken"]) for p in observation["players"]]
-        wanted = opponent["hand_size"] + sum(secret_sizes) + observation["deck_size"]
-        if min(unseen) < 0 or wanted != len(pool):
-            raise InvalidSetupError(f"not a mandala observation: {len(pool)} cards unseen, "
-                                    f"but hand, cups and deck hide {wanted}")
-        rng.shuffle(pool)
-        hidden_hand, pool = pool[:opponent["hand_size"]], pool[opponent["hand_size"]:]
-        secret = []
-        for size in secret_sizes:
-            secret.append(colour_counts(pool[:size]))
-            pool = pool[size:]
-        hands: list[list[int]] = [[], []]
-        hands[seat] = colour_counts([INDEX[name] for name in observation["hand"]])
-        hands[1 - seat] = colour_counts(hidden_hand)
-        return MandalaState.from_view(self, resolved, observation, hands, secret, pool)
+        wanted = hidden + sum(secret_sizes) + observation["deck_size"]
+        if min(unseen) < 0 or wanted != len(unseen_pool):
+            raise InvalidSetupError(f"not a mandala observation: {len(unseen_pool)} cards "
+                                    f"unseen, but hand, cups and deck hide {wanted}")
+        own_hand = pack_hand(colour_counts([INDEX[name] for name in observation["hand"]]))
+        seen_state = MandalaState.from_view(self, resolved, observation, [[0] * 6] * 2,
+                                            [[0] * 6] * 2, [])
+        starts = [hidden + sum(secret_sizes[:i]) for i in range(3)]   # of the cups, the deck
+
+        def draw(rng: random.Random) -> "MandalaState":
+            pool = unseen_pool[:]
+            rng.shuffle(pool)
+            state = seen_state.clone()
+            state._set_deck([HAND_UNIT[c] for c in pool[starts[2]:]], 0)
+            hands = [own_hand, pack_hand(colour_counts(pool[:hidden]))]
+            state._hands = hands if seat == 0 else hands[::-1]
+            state._secret = [pack_hand(colour_counts(pool[at:at + size]))
+                             for at, size in zip(starts, secret_sizes)]
+            return state
+        return draw
 
 
 class MandalaState(State):

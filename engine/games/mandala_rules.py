@@ -1,6 +1,6 @@
 """The rules' numbers and words for `mandala`: colours, the setup's layout, every move
-string, piles packed as ints, the legal-move pieces hands share, and reading, checking and
-dealing a setup (see engine/games/mandala.py)."""
+string, piles packed as ints, the legal-move pieces hands share, reading, checking and
+dealing a setup, and the cards an observation does not show (see engine/games/mandala.py)."""
 from __future__ import annotations
 
 import functools
@@ -153,6 +153,22 @@ NOTATION_HELP = ("expected 'mountain M COLOUR', 'field M COLOUR N', 'discard COL
 END_RIVER = "river"      # a sixth colour reached a river
 END_REFILL = "refill"    # a destroyed mandala could not be refilled with 2 cards
 END_PASSES = "passes"    # two passes in a row
+
+
+def unseen_colours(observation: Mapping[str, Any]) -> list[int]:
+    """Per colour, the cards a seat's observation does not show: every card it ever saw is
+    still in sight (its hand, the mandalas, the rivers, the cup cards taken, the discard)."""
+    unseen = [CARDS_PER_COLOUR] * 6
+    seen = list(observation["hand"]) + list(observation["discard"])
+    for mandala in observation["mandalas"]:
+        seen += mandala["mountain"]
+        for field in mandala["fields"]:
+            seen += field["cards"]
+    for player in observation["players"]:
+        seen += player["river"] + player["cup_taken"]
+    for name in seen:
+        unseen[INDEX[name]] -= 1
+    return unseen
 
 
 def card_names(counts: list[int]) -> list[str]:
