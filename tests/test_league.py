@@ -428,6 +428,21 @@ def test_bench_league_compares_the_best_runs_with_the_targets():
                     [Figure(2, False, 240, 20.0, 1.0, 0)]], "x"))
     assert "(target >= 10: met)" in slow and "(target >= 1.8x: NOT met)" in slow
     assert "pinned to a core" not in slow   # one core: nothing was pinned
+    assert "cores busy" in slow and "kept" not in slow   # no CPU counted: no bound drawn
+
+
+def test_bench_league_shows_the_bound_the_lone_workers_cores_set():
+    # A lone worker that keeps 1.2 cores busy leaves room for n / 1.2 times its rate at its
+    # CPU per match; 2 workers that spend 10% more CPU a match are shown doing so.
+    runs = [[Figure(1, False, 240, 20.0, 1.0, 0, 24.0)], [Figure(1, True, 240, 24.0, 1.0, 0, 24.0)],
+            [Figure(2, True, 240, 12.0, 1.0, 0, 26.4)]]
+    text = render((runs, "x"))
+    cores = os.cpu_count()
+    assert f"the lone worker kept 1.20 of the {cores} cores busy" in text
+    assert f"more workers can make at most {cores / 1.2:.2f}x" in text
+    assert "with 2, each match cost +10% CPU" in text
+    two = [line.split() for line in text.splitlines() if line.split()[:2] == ["2", "yes"]]
+    assert [float(x) for x in two[0][-2:]] == [2.2, 110.0]   # cores busy, CPU ms a match
     refused = arena("bench", "league", "--repeats", 0, check=False)
     assert refused.returncode == 2 and "--repeats must be at least 1" in refused.stderr
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from arena import hostload
 from arena.errors import ArenaError
 from arena.league.lifecycle import open_league, run
 from arena.league.config import LeagueConfig
@@ -47,10 +48,22 @@ class Figure:
     """Seconds until the first match was stored: worker and bot start-up."""
     forfeits: int
     """Matches that ended by a forfeit (should be 0: a forfeit cuts a match short)."""
+    busy_core_seconds: float | None = None
+    """CPU time the whole machine used over the run (every process: workers, bots, the
+    league's own), from the kernel's counter: how many cores the run kept busy."""
 
     @property
     def rate(self) -> float:
         return self.matches / self.seconds
+
+    @property
+    def busy_cores(self) -> float | None:
+        return None if self.busy_core_seconds is None else self.busy_core_seconds / self.seconds
+
+    @property
+    def cpu_per_match(self) -> float | None:
+        """CPU seconds the machine spent per match."""
+        return None if self.busy_core_seconds is None else self.busy_core_seconds / self.matches
 
     @property
     def steady_rate(self) -> float:
@@ -82,12 +95,12 @@ def _play_once(folder: Path, config: LeagueConfig, workers: int, pin: bool) -> F
     finished: list[tuple[float, Outcome]] = []
     pinned = pinned_cpus(workers, config.sandbox, always=pin) is not None
     with open_league(folder, config, name="bench") as league:
-        started = time.monotonic()
+        started, busy = time.monotonic(), hostload.machine_cpu_seconds()
         played = run(league, ProcessPool(workers, pin=pin),
                      on_match=lambda outcome: finished.append((time.monotonic(), outcome)))
-        seconds = time.monotonic() - started
+        seconds, busy = time.monotonic() - started, hostload.machine_cpu_seconds() - busy
     forfeits = sum(outcome.forfeit_seat is not None for _, outcome in finished)
-    return Figure(workers, pinned, played, seconds, finished[0][0] - started, forfeits)
+    return Figure(workers, pinned, played, seconds, finished[0][0] - started, forfeits, busy)
 
 
 def measure(deals: int = 20, move_time: float = 1.0, repeats: int = 3,
@@ -112,13 +125,16 @@ def render(measured: tuple[list[list[Figure]], str]) -> str:
     """A table of every run and a verdict on the best run of each (as timeit does: the
     fastest run is the one least disturbed by other work on the machine)."""
     runs, bots = measured
+    def shown(value: float | None, form: str) -> str:
+        return "" if value is None else format(value, form)
     rows = [[f.workers, "yes" if f.pinned else "no", f.matches, f"{f.seconds:.2f}",
              f"{f.first_match:.2f}", f"{f.rate:.1f}", f"{f.rate * 60:.0f}",
-             f"{f.steady_rate:.1f}", f.forfeits]
+             f"{f.steady_rate:.1f}", f.forfeits, shown(f.busy_cores, ".2f"),
+             shown(None if f.cpu_per_match is None else f.cpu_per_match * 1000, ".1f")]
             for figures in runs for f in figures]
     table = tabulate(rows, headers=["workers", "pinned", "matches", "seconds", "first match s",
                                     "matches/s", "matches/min", "after start-up/s",
-                                    "forfeits"])
+                                    "forfeits", "cores busy", "CPU ms a match"])
     one, one_pinned, two = (max(figures, key=lambda f: f.rate) for figures in runs)
     speedup = two.rate / one.rate
 
@@ -136,4 +152,16 @@ def render(measured: tuple[list[list[Figure]], str]) -> str:
             f"speed-up with 2 workers: {speedup:.2f}x best to best, "
             f"{median(runs[-1]) / median(runs[0]):.2f}x median to median (target >= "
             f"{TARGET_SPEEDUP}x: {'met' if speedup >= TARGET_SPEEDUP else 'NOT met'})"
-            f"{pinning}")
+            f"{pinning}{_bound(one, two)}")
+
+
+def _bound(one: Figure, two: Figure) -> str:
+    """What the cores allow: a lone worker that keeps c of the n cores busy leaves room for
+    at most n / c times its rate, and only as long as each match costs no more CPU."""
+    if one.busy_cores is None or two.cpu_per_match is None or not one.busy_cores:
+        return ""
+    cores = os.cpu_count() or 1
+    extra = two.cpu_per_match / one.cpu_per_match - 1
+    return (f"\nthe lone worker kept {one.busy_cores:.2f} of the {cores} cores busy: at its "
+            f"CPU per match, more workers can make at most {cores / one.busy_cores:.2f}x; "
+            f"with 2, each match cost {extra:+.0%} CPU")
