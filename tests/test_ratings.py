@@ -364,3 +364,26 @@ def test_equal_ratings_a_few_ulps_apart_have_a_los_of_50_percent(noise):
         assert fit.los("b", "a") == 0.5
     real = EloFit(("a", "b"), np.array([1.0, 0.0]), np.zeros((2, 2)), False, None)
     assert (real.los("a", "b"), real.los("b", "a")) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("module", ["arena.stats.ratings", "arena.serve.standings",
+                                    "arena.bench.ratings"])
+def test_the_rating_fit_runs_numpy_on_one_thread_and_keeps_a_users_setting(module):
+    """OpenBLAS would start a thread per core when numpy loads (each costs CPU at start and
+    spins after each call, beside the bots): every arena module that fits ratings loads it on
+    one thread, unless the user chose otherwise."""
+    import os
+    import subprocess
+    import sys
+
+    probe = (f"import os, {module}; "
+             "print(len(os.listdir('/proc/self/task')), os.environ['OPENBLAS_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    alone = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                           text=True, check=True).stdout.split()
+    assert alone == ["1", "1"]   # the main thread alone
+    if (os.cpu_count() or 1) > 1:
+        chosen = subprocess.run([sys.executable, "-c", probe],
+                                env={**env, "OPENBLAS_NUM_THREADS": "2"},
+                                capture_output=True, text=True, check=True).stdout.split()
+        assert chosen == ["2", "2"]   # numpy's pool of 2: the user's choice stands

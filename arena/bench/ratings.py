@@ -22,9 +22,8 @@ import time
 from statistics import NormalDist
 from typing import Sequence
 
-import numpy as np
-
 from arena.stats.ratings import ELO_PER_LOGIT, Outcome, fit_elo, ladder, pairwise_results
+import numpy as np   # after arena.stats, which sets numpy's threads
 
 
 def simulate(true_elo: Sequence[float], deals: int, players: int = 2, *, draw_share: float = 0.4,

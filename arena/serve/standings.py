@@ -18,9 +18,9 @@ from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from arena.stats import ratings   # first: it sets numpy's threads (arena/stats/__init__.py)
 import numpy as np
 
-from arena.stats import ratings
 from arena.stats.report import ladder_records
 from arena.serve.db import ServiceDB, Version
 
