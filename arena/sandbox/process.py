@@ -13,6 +13,7 @@ import fcntl
 import itertools
 import json
 import logging
+import marshal
 import os
 import secrets
 import signal
@@ -140,8 +141,9 @@ def spawn(argv: Sequence[str], bot_dir: str | os.PathLike, *, env: Mapping[str, 
 
 def _init_command(script: str, spec: dict) -> list[str]:
     """The in-sandbox init (see `init.py`), run as a script by an isolated interpreter
-    (-I -S: no site-packages, no PYTHONPATH, no script folder on sys.path)."""
-    return [sys.executable, "-I", "-S", script, json.dumps(spec), "--"]
+    (-I -S: no site-packages, no PYTHONPATH, no script folder on sys.path): this one, so it
+    reads the `marshal` of its spec."""
+    return [sys.executable, "-I", "-S", script, marshal.dumps(spec).hex(), "--"]
 
 
 def _listdir(path: str) -> list[str]:
