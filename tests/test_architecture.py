@@ -100,3 +100,16 @@ def test_no_import_cycle_between_modules():
     for start in sorted(graph):
         visit(start, [start], {start})
     assert not cycles, "import cycles: " + "; ".join(cycles[:5])
+
+
+def test_commands_that_print_text_load_no_page_templates_and_no_bot_checker():
+    """Every command pays its imports at each start: `arena ladder` and `arena replay` print
+    text unless asked for HTML, so jinja2 waits for a page, and the bot checker (which loads
+    the match and the engines) for a league that checks its bots."""
+    import subprocess
+    import sys
+    code = ("import sys, arena.cli.ladder, arena.cli.replay, arena.cli.league; "
+            "print(sorted({'jinja2', 'arena.botcheck'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"

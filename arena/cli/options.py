@@ -12,7 +12,6 @@ from typing import Callable
 import click
 
 from arena import hostload
-from arena.botcheck import check_league_bots
 from arena.bots.manifest import is_builtin
 from arena.league.config import LeagueConfig, LeagueError
 from arena.league.store import BotEntry
@@ -164,6 +163,7 @@ def bot_checker(skip_check: bool, quiet: bool
         return None
 
     def check(config: LeagueConfig, bots: list[BotEntry]) -> None:
+        from arena.botcheck import check_league_bots   # here: it loads the match and the engines
         folders = [bot.source for bot in bots if not is_builtin(bot.source)]
         if not folders:
             return

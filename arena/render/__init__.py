@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 
 @lru_cache(maxsize=1)
 def templates() -> Environment:
-    """The templates of `arena/render/templates`, autoescaped (strings included)."""
+    """The templates of `arena/render/templates`, autoescaped (strings included). jinja2 is
+    loaded here, on the first page made: commands that print text need none of it."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
     return Environment(loader=PackageLoader("arena.render", "templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True),
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
