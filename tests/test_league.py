@@ -429,6 +429,8 @@ def test_bench_league_compares_the_best_runs_with_the_targets():
     assert "(target >= 10: met)" in slow and "(target >= 1.8x: NOT met)" in slow
     assert "pinned to a core" not in slow   # one core: nothing was pinned
     assert "cores busy" in slow and "kept" not in slow   # no CPU counted: no bound drawn
+    refused = arena("bench", "league", "--repeats", 0, check=False)
+    assert refused.returncode == 2 and "--repeats must be at least 1" in refused.stderr
 
 
 def test_bench_league_shows_the_bound_the_lone_workers_cores_set():
@@ -443,8 +445,6 @@ def test_bench_league_shows_the_bound_the_lone_workers_cores_set():
     assert "with 2, each match cost +10% CPU" in text
     two = [line.split() for line in text.splitlines() if line.split()[:2] == ["2", "yes"]]
     assert [float(x) for x in two[0][-2:]] == [2.2, 110.0]   # cores busy, CPU ms a match
-    refused = arena("bench", "league", "--repeats", 0, check=False)
-    assert refused.returncode == 2 and "--repeats must be at least 1" in refused.stderr
 
 
 # -- bad input: one line, non-zero exit, nothing overwritten ----------------------------------
