@@ -272,13 +272,10 @@ def test_a_sandbox_still_starting_when_its_arena_is_killed_is_ended_by_its_reape
             group.rmdir()
 
 
-@pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
-@pytest.mark.parametrize("cgroups_left", [True, False], ids=["its cgroups left",
-                                                            "its cgroups removed"])
-def test_a_sandbox_still_starting_for_a_gone_arena_is_ended_by_the_next_sweep(cgroups_left):
-    """Its arena died with its reaper (cgroups left), or its reaper removed the cgroups but
-    missed it. Seen 2026-12-05: bwrap's pid 1, made just after the reaper's scan for
-    processes still starting a sandbox, slept on with no cgroup left to lead sweeps to it."""
+@pytest.fixture
+def starting_for_a_gone_arena():
+    """(the gone arena's pid, its bot cgroup, a process still starting a sandbox in it): the
+    process holds the cgroup's `cgroup.procs`, as bwrap's child does before its init joins."""
     from arena.sandbox import cgroups
     if not cgroups.placement().folders:
         pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")
@@ -291,18 +288,55 @@ def test_a_sandbox_still_starting_for_a_gone_arena_is_ended_by_the_next_sweep(cg
     starting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
                                 pass_fds=[descriptor], start_new_session=True)
     os.close(descriptor)
+    yield gone.pid, group, starting
+    if starting.poll() is None:
+        starting.kill()   # by pid: the test's own
+        starting.wait()
+    if group.exists():
+        group.rmdir()
+
+
+@pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
+@pytest.mark.parametrize("cgroups_left", [True, False], ids=["its cgroups left",
+                                                            "its cgroups removed"])
+def test_a_sandbox_still_starting_for_a_gone_arena_is_ended_by_the_next_sweep(
+        starting_for_a_gone_arena, cgroups_left):
+    """Its arena died with its reaper (cgroups left), or its reaper removed the cgroups but
+    missed it. Seen 2026-12-05: bwrap's pid 1, made just after the reaper's scan for
+    processes still starting a sandbox, slept on with no cgroup left to lead sweeps to it."""
+    from arena.sandbox import cgroups
+    gone, group, starting = starting_for_a_gone_arena
     if not cgroups_left:
         group.rmdir()
+    sweep = cgroups.sweep_orphans()
+    assert starting.wait(timeout=GONE_WITHIN) == -signal.SIGKILL
+    assert gone in sweep.owners and sweep.processes >= 1 and not group.exists()
+    assert sweep.cgroups == (1 if cgroups_left else 0)
+
+
+@pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
+def test_a_sandbox_starting_for_a_gone_arena_whose_reaper_is_at_work_is_left_to_it(
+        starting_for_a_gone_arena):
+    """Another arena command's sweep must not race the reaper: what the reaper ends as
+    designed is no news (seen 2026-12-05: a parallel test's `arena bot new` printed that it
+    had ended a bot left by a gone arena, a test's arena just killed, reaper at work)."""
+    from arena.sandbox import cgroups
+    gone, group, starting = starting_for_a_gone_arena
+    # A stand-in for its reaper at work: what `reaper.reapers()` knows a reaper by is its
+    # command line, the script's path then the arena's pid.
+    at_work = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)",
+                                os.path.abspath(reaper.__file__), str(gone)])
     try:
+        deadline = time.monotonic() + GONE_WITHIN
+        while reaper.reapers().get(gone) != at_work.pid and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert reaper.reapers().get(gone) == at_work.pid
         sweep = cgroups.sweep_orphans()
-        assert starting.wait(timeout=GONE_WITHIN) == -signal.SIGKILL
-        assert gone.pid in sweep.owners and sweep.processes >= 1 and not group.exists()
-        assert sweep.cgroups == (1 if cgroups_left else 0)
+        assert gone not in sweep.owners
+        assert starting.poll() is None and group.exists()   # the reaper's to end
     finally:
-        if starting.poll() is None:
-            starting.kill()   # by pid: the test's own
-        if group.exists():
-            group.rmdir()
+        at_work.kill()   # by pid: the test's own
+        at_work.wait()
 
 
 @pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena

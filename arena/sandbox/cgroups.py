@@ -185,8 +185,13 @@ def sweep_orphans() -> Sweep:
         processes += killed
     # A sandbox still starting for a gone arena is in none of its cgroups, and may outlive
     # them (made after its reaper's scans): looked for whether or not its cgroups are left.
-    stragglers = reaper.end_stragglers([str(folder) for folder in arena_folders()],
-                                       lambda owner: not running(owner))
+    # One whose reaper is at work is the reaper's: ending it here too would race the reaper
+    # and report as left behind what is being ended as designed.
+    reapers_now = functools.cache(reaper.reapers)   # a scan of /proc: once, if at all
+
+    def abandoned(owner: int) -> bool:
+        return not running(owner) and owner not in reapers_now()
+    stragglers = reaper.end_stragglers([str(folder) for folder in arena_folders()], abandoned)
     owners.update(stragglers.values())
     processes += len(stragglers)
     sweep = Sweep(tuple(sorted(owners)), cgroups, processes)
