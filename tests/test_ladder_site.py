@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from browser import chromium
+from browser import phone, widths
 from click.testing import CliRunner
 from test_ladder_cli import assert_one_line_error
 from test_ladder_page import parse
@@ -115,30 +115,29 @@ def test_every_link_resolves_and_every_page_is_reached(site, league):
     assert len(list((site / "bots").iterdir())) == 3
 
 
-def test_from_the_ladder_to_a_bot_to_a_match_whose_replay_has_the_moves(site, league):
+def test_from_the_ladder_to_a_bot_to_a_match_whose_replay_has_the_moves(browser, site, league):
     records = dict(read_records(league))
-    with chromium() as browser:
-        browser.get((site / "index.html").as_uri())
-        bot_link = browser.find_element("css selector", "table tbody tr td a")
-        assert bot_link.text.startswith("greedy (")     # the best bot, first row
-        bot_link.click()
-        assert browser.current_url.endswith(".html") and "/bots/greedy@" in browser.current_url
-        assert browser.find_element("tag name", "h1").text.startswith("greedy (")
-        rows = browser.find_elements("css selector", "table.matches tbody tr")
-        assert len(rows) == 12                              # 2 opponents x 3 deals x 2 seats
-        match_link = rows[0].find_element("tag name", "a")
-        match_id = match_link.text
-        match_link.click()
-        assert "/matches/" in browser.current_url
-        assert browser.execute_script("return document.readyState") == "complete"
-        moves = [move for _, move in records[match_id]["moves"]]
-        dom = browser.page_source
-        assert len(moves) > 10 and moves[0] in dom and moves[-1] in dom
-        assert "greedy" in browser.title
+    browser.get((site / "index.html").as_uri())
+    bot_link = browser.find_element("css selector", "table tbody tr td a")
+    assert bot_link.text.startswith("greedy (")     # the best bot, first row
+    bot_link.click()
+    assert browser.current_url.endswith(".html") and "/bots/greedy@" in browser.current_url
+    assert browser.find_element("tag name", "h1").text.startswith("greedy (")
+    rows = browser.find_elements("css selector", "table.matches tbody tr")
+    assert len(rows) == 12                              # 2 opponents x 3 deals x 2 seats
+    match_link = rows[0].find_element("tag name", "a")
+    match_id = match_link.text
+    match_link.click()
+    assert "/matches/" in browser.current_url
+    assert browser.execute_script("return document.readyState") == "complete"
+    moves = [move for _, move in records[match_id]["moves"]]
+    dom = browser.page_source
+    assert len(moves) > 10 and moves[0] in dom and moves[-1] in dom
+    assert "greedy" in browser.title
 
 
 @pytest.mark.slow
-def test_a_replay_shows_the_bots_log_lines_at_their_ply(tmp_path):
+def test_a_replay_shows_the_bots_log_lines_at_their_ply(browser, tmp_path):
     league = tmp_path / "talk"
     result = cli("league", "run", "--game", "mandala", "--bot", CHATTY, "--bot", "greedy",
                  "--deals", 1, "--seed", 2, "--quiet", "--out", league)
@@ -147,28 +146,23 @@ def test_a_replay_shows_the_bots_log_lines_at_their_ply(tmp_path):
     assert cli("ladder", league, "--format", "html", "--output", out).exit_code == 0
     stored = list(read_records(league))
     assert len(stored) == 2   # chatty in each seat
-    with chromium() as browser:
-        for match_id, record in stored:
-            seat = record["players"].index("chatty")
-            ply, move = next((ply, move) for ply, (mover, move) in enumerate(record["moves"])
-                             if mover == seat and ply > 2)
-            browser.get(f"{(out / 'matches' / f'{safe_name(match_id)}.html').as_uri()}#ply-{ply}")
-            logs = browser.find_element("id", "logs").text
-            assert f"log of seat {seat} (chatty" in logs, (match_id, logs)
-            assert f"ply {ply} chose {move}" in logs
-            assert "chose" not in logs.replace(f"ply {ply} chose {move}", "")   # that act's only
+    for match_id, record in stored:
+        seat = record["players"].index("chatty")
+        ply, move = next((ply, move) for ply, (mover, move) in enumerate(record["moves"])
+                         if mover == seat and ply > 2)
+        browser.get(f"{(out / 'matches' / f'{safe_name(match_id)}.html').as_uri()}#ply-{ply}")
+        logs = browser.find_element("id", "logs").text
+        assert f"log of seat {seat} (chatty" in logs, (match_id, logs)
+        assert f"ply {ply} chose {move}" in logs
+        assert "chose" not in logs.replace(f"ply {ply} chose {move}", "")   # that act's only
 
 
-def test_the_pages_fit_a_390_pixel_screen(site):
+def test_the_pages_fit_a_390_pixel_screen(browser, site):
     bot_page = next((site / "bots").glob("greedy@*.html"))
-    with chromium() as browser:
-        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+    with phone(browser):
         for page in (site / "index.html", bot_page):
             browser.get(page.as_uri())
-            width, scrolled = browser.execute_script(
-                "const root = document.documentElement;"
-                "return [root.clientWidth, root.scrollWidth];")
+            width, scrolled, _ = widths(browser)
             assert width == 390 and scrolled <= width, (page.name, width, scrolled)
 
 
@@ -246,7 +240,7 @@ def hostile_league(league, tmp_path_factory) -> Path:
     return folder
 
 
-def test_a_hostile_name_stays_inside_the_site_and_shows_as_text(hostile_league, tmp_path):
+def test_a_hostile_name_stays_inside_the_site_and_shows_as_text(browser, hostile_league, tmp_path):
     out = tmp_path / "site"
     result = cli("ladder", hostile_league, "--format", "html", "--output", out)
     assert result.exit_code == 0, result.output
@@ -255,18 +249,17 @@ def test_a_hostile_name_stays_inside_the_site_and_shows_as_text(hostile_league, 
     assert reachable(out) == html_files(out)
     assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.@-]*\.html", path.name)
                for path in out.rglob("*.html"))
-    with chromium() as browser:
-        browser.get((out / "index.html").as_uri())
-        assert browser.execute_script("return document.scripts.length") == 0
-        hostile = [link for link in browser.find_elements("css selector", "table a")
-                   if link.text.startswith(HOSTILE)]
-        assert hostile, "the hostile bot is listed by its name, as text"
-        hostile[0].click()
-        assert browser.current_url.startswith((out / "bots").as_uri())
-        assert browser.find_element("tag name", "h1").text.startswith(HOSTILE + " (")
-        assert browser.execute_script("return document.scripts.length") == 0
-        forfeits = [row.text for row in browser.find_elements("css selector",
-                                                               "table.matches tbody tr")
-                    if "by this bot: timeout at ply" in row.text]
-        assert len(forfeits) == 1 and MARKUP in forfeits[0]
-        assert browser.execute_script("return document.querySelectorAll('b').length") == 0
+    browser.get((out / "index.html").as_uri())
+    assert browser.execute_script("return document.scripts.length") == 0
+    hostile = [link for link in browser.find_elements("css selector", "table a")
+               if link.text.startswith(HOSTILE)]
+    assert hostile, "the hostile bot is listed by its name, as text"
+    hostile[0].click()
+    assert browser.current_url.startswith((out / "bots").as_uri())
+    assert browser.find_element("tag name", "h1").text.startswith(HOSTILE + " (")
+    assert browser.execute_script("return document.scripts.length") == 0
+    forfeits = [row.text for row in browser.find_elements("css selector",
+                                                           "table.matches tbody tr")
+                if "by this bot: timeout at ply" in row.text]
+    assert len(forfeits) == 1 and MARKUP in forfeits[0]
+    assert browser.execute_script("return document.querySelectorAll('b').length") == 0

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import chromium
 
 from arena.render.replay import render_replay_html, steps
 from engine import records
@@ -83,47 +82,45 @@ def test_a_record_that_does_not_replay_is_refused_in_one_line(played, tmp_path):
     assert done.stderr.startswith("arena: error:") and len(done.stderr.splitlines()) == 1
 
 
-@pytest.mark.browser
-def test_the_page_steps_through_the_plies_in_chromium(played, tmp_path):
+def test_the_page_steps_through_the_plies_in_chromium(browser, played, tmp_path):
     record = json.loads(played[0].read_text())
     record["players"][1] = HOSTILE   # a name a hostile bot could choose
     plies = len(record["moves"])
     page = tmp_path / "replay.html"
     page.write_text(render_replay_html(record))
-    with chromium() as browser:
-        browser.get(page.as_uri())
-        def text(element_id):
-            return browser.find_element("id", element_id).text
-        assert text("ply-link") == "ply 0" and text("counter") == f"of {plies}"
-        first = record["moves"][0]
-        assert text("what").startswith(f"ply 0: seat {first[0]} (random (builtin)) played "
-                                       f"{first[1]}")
-        def table():
-            return browser.find_element("id", "table").get_attribute("innerHTML")
-        start_table = table()
-        body = browser.find_element("tag name", "body")
-        body.send_keys("\ue014")   # ArrowRight
-        assert text("ply-link") == "ply 1" and browser.current_url.endswith("#ply-1")
-        assert text("what").startswith(f"ply 1: seat 1 ({HOSTILE} (builtin)) played ")
-        assert table() != start_table   # the first move is drawn
-        browser.find_element("id", "next").click()
-        assert text("ply-link") == "ply 2"
-        body.send_keys("\ue012")   # ArrowLeft
-        assert text("ply-link") == "ply 1"
-        assert not browser.find_element("id", "final").is_displayed()
-        browser.find_element("id", "last").click()
-        assert text("ply-link") == f"ply {plies}" and text("what").endswith("the end of the match")
-        final = list(steps(record))[-1].state.render_result()
-        assert text("final") == final.strip() and "rank 1" in final
-        assert text("result") == (f"scores {record['result']['scores']}, ranks "
-                                  f"{record['result']['ranks']}, end normal")
-        # The hostile name is text on the page, nowhere markup or script.
-        assert HOSTILE in browser.title
-        assert browser.find_elements("id", "bold") == []
-        assert browser.execute_script("return window.pwned === undefined")
-        assert HOSTILE in text("seat-1")
-        shot = tmp_path / "replay.png"
-        assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    browser.get(page.as_uri())
+    def text(element_id):
+        return browser.find_element("id", element_id).text
+    assert text("ply-link") == "ply 0" and text("counter") == f"of {plies}"
+    first = record["moves"][0]
+    assert text("what").startswith(f"ply 0: seat {first[0]} (random (builtin)) played "
+                                   f"{first[1]}")
+    def table():
+        return browser.find_element("id", "table").get_attribute("innerHTML")
+    start_table = table()
+    body = browser.find_element("tag name", "body")
+    body.send_keys("\ue014")   # ArrowRight
+    assert text("ply-link") == "ply 1" and browser.current_url.endswith("#ply-1")
+    assert text("what").startswith(f"ply 1: seat 1 ({HOSTILE} (builtin)) played ")
+    assert table() != start_table   # the first move is drawn
+    browser.find_element("id", "next").click()
+    assert text("ply-link") == "ply 2"
+    body.send_keys("\ue012")   # ArrowLeft
+    assert text("ply-link") == "ply 1"
+    assert not browser.find_element("id", "final").is_displayed()
+    browser.find_element("id", "last").click()
+    assert text("ply-link") == f"ply {plies}" and text("what").endswith("the end of the match")
+    final = list(steps(record))[-1].state.render_result()
+    assert text("final") == final.strip() and "rank 1" in final
+    assert text("result") == (f"scores {record['result']['scores']}, ranks "
+                              f"{record['result']['ranks']}, end normal")
+    # The hostile name is text on the page, nowhere markup or script.
+    assert HOSTILE in browser.title
+    assert browser.find_elements("id", "bold") == []
+    assert browser.execute_script("return window.pwned === undefined")
+    assert HOSTILE in text("seat-1")
+    shot = tmp_path / "replay.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
 
 
 def test_the_html_format_of_the_cli_is_the_page(league):
@@ -153,7 +150,7 @@ def test_a_forfeited_match_replays_to_its_forfeit(played, tmp_path):
     assert f"forfeit by seat {mover} (timeout): no move within 1.000 s" in page
 
 
-def test_the_clock_shows_time_used_and_left_in_the_bank(played, tmp_path):
+def test_the_clock_shows_time_used_and_left_in_the_bank(browser, played, tmp_path):
     record = json.loads(played[0].read_text())
     record["time_control"] = {"move_time": None, "bank": 10.0, "increment": 0.5,
                               "startup": 10.0, "margin": 0.05}
@@ -162,9 +159,8 @@ def test_the_clock_shows_time_used_and_left_in_the_bank(played, tmp_path):
     used = sum(took for _, took in own)
     page = tmp_path / "replay.html"
     page.write_text(render_replay_html(record))
-    with chromium() as browser:
-        browser.get(page.as_uri() + f"#ply-{len(record['moves'])}")
-        clock = browser.find_element("css selector", "#seat-2 .clock").text
+    browser.get(page.as_uri() + f"#ply-{len(record['moves'])}")
+    clock = browser.find_element("css selector", "#seat-2 .clock").text
     assert clock == f"used {used:.3f} s, bank {10.0 + 0.5 * len(own) - used:.3f} s"
     assert "clock: bank 10 s + 0.5 s per move" in page.read_text()
 

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser import chromium
+from browser import chromium, phone, widths
 
 from arena.actlogs import BEFORE_FIRST_ACT, match_logs, split_log
 from arena.match import StrategySeat, play_match
@@ -83,41 +83,41 @@ def engine_cards(game: str, state, seat: int) -> int:
 
 
 @pytest.mark.slow
-def test_at_a_decision_the_viewer_shows_cards_legal_moves_and_that_acts_log(played, tmp_path):
+def test_at_a_decision_the_viewer_shows_cards_legal_moves_and_that_acts_log(browser, played,
+                                                                             tmp_path):
     record, _logs, page = played
     game = record["game"]
     ply = decision(record)
     state = positions(record)[ply]
     seat, move = record["moves"][ply]
-    with chromium() as browser:
-        browser.get(f"{page.as_uri()}#ply-{ply}")
-        assert browser.find_element("id", "ply-link").text == f"ply {ply}"
-        for each in range(len(record["players"])):
-            assert shown_cards(browser, game, each) == engine_cards(game, state, each) > 0
-        legal = [item.text for item in browser.find_elements("css selector", "#legal li")]
-        assert legal == state.legal_moves()
-        played_move, = browser.find_elements("css selector", "#legal li.played")
-        assert played_move.text == move
-        logs = browser.find_element("id", "logs").text
-        assert f"log of seat {seat} (chatty" in logs and f"ply {ply} chose {move}" in logs
-        assert f"tail of {ply}" in logs   # the unfinished line, ended by the next act
-        assert "ply 999; process 1.1 ==" in logs   # the forged line: the bot's own text
-        assert "chose" not in logs.replace(f"ply {ply} chose {move}", "")   # only this act
-        assert browser.save_screenshot(str(tmp_path / f"{game}-decision.png"))
-        # The keys step; Home and End jump.
-        body = browser.find_element("tag name", "body")
-        body.send_keys("\ue014")   # ArrowRight
-        assert browser.find_element("id", "ply-link").text == f"ply {ply + 1}"
-        body.send_keys("\ue012", "\ue012")   # ArrowLeft twice
-        assert browser.find_element("id", "ply-link").text == f"ply {ply - 1}"
-        body.send_keys("\ue011")   # Home
-        assert browser.find_element("id", "ply-link").text == "ply 0"
-        body.send_keys("\ue010")   # End
-        last = len(record["moves"])
-        assert browser.find_element("id", "ply-link").text == f"ply {last}"
-        assert browser.current_url.endswith(f"#ply-{last}")
-        assert browser.find_element("id", "final").text.strip() == \
-            positions(record)[-1].render_result().strip()
+    browser.get(f"{page.as_uri()}#ply-{ply}")
+    assert browser.find_element("id", "ply-link").text == f"ply {ply}"
+    for each in range(len(record["players"])):
+        assert shown_cards(browser, game, each) == engine_cards(game, state, each) > 0
+    legal = [item.text for item in browser.find_elements("css selector", "#legal li")]
+    assert legal == state.legal_moves()
+    played_move, = browser.find_elements("css selector", "#legal li.played")
+    assert played_move.text == move
+    logs = browser.find_element("id", "logs").text
+    assert f"log of seat {seat} (chatty" in logs and f"ply {ply} chose {move}" in logs
+    assert f"tail of {ply}" in logs   # the unfinished line, ended by the next act
+    assert "ply 999; process 1.1 ==" in logs   # the forged line: the bot's own text
+    assert "chose" not in logs.replace(f"ply {ply} chose {move}", "")   # only this act
+    assert browser.save_screenshot(str(tmp_path / f"{game}-decision.png"))
+    # The keys step; Home and End jump.
+    body = browser.find_element("tag name", "body")
+    body.send_keys("\ue014")   # ArrowRight
+    assert browser.find_element("id", "ply-link").text == f"ply {ply + 1}"
+    body.send_keys("\ue012", "\ue012")   # ArrowLeft twice
+    assert browser.find_element("id", "ply-link").text == f"ply {ply - 1}"
+    body.send_keys("\ue011")   # Home
+    assert browser.find_element("id", "ply-link").text == "ply 0"
+    body.send_keys("\ue010")   # End
+    last = len(record["moves"])
+    assert browser.find_element("id", "ply-link").text == f"ply {last}"
+    assert browser.current_url.endswith(f"#ply-{last}")
+    assert browser.find_element("id", "final").text.strip() == \
+        positions(record)[-1].render_result().strip()
 
 
 def test_each_log_line_is_attributed_to_the_act_that_printed_it(played):
@@ -140,7 +140,7 @@ def test_each_log_line_is_attributed_to_the_act_that_printed_it(played):
     assert 999 not in {ply for plies in split_log(lines).values() for ply in plies}
 
 
-def test_a_forfeit_is_marked_at_its_ply(played, tmp_path):
+def test_a_forfeit_is_marked_at_its_ply(browser, played, tmp_path):
     record, logs, _page = played
     game = record["game"]
     ply = decision(record)
@@ -152,31 +152,28 @@ def test_a_forfeit_is_marked_at_its_ply(played, tmp_path):
     page = tmp_path / "forfeit.html"
     page.write_text(render_replay_html(forfeited, logs=match_logs(sorted(logs.glob("*.log")),
                                                                   "play seed 7")))
-    with chromium() as browser:
-        browser.get(f"{page.as_uri()}#ply-{ply - 1}")
-        assert not browser.find_element("id", "forfeit").is_displayed()
-        browser.find_element("tag name", "body").send_keys("\ue010")   # End
-        marker = browser.find_element("id", "forfeit")
-        assert marker.is_displayed() and marker.text == (
-            f"Forfeit at ply {ply}: seat {seat} (chatty ({record['bots'][seat]['version'][:8]}))"
-            " (timeout): no move within 0.500 s")
-        legal = [item.text for item in browser.find_elements("css selector", "#legal li")]
-        assert legal == positions(forfeited)[-1].legal_moves()
-        assert browser.find_elements("css selector", "#legal li.played") == []
-        assert "to decide" in browser.find_element("id", "what").text
-        assert browser.save_screenshot(str(tmp_path / f"{game}-forfeit.png"))
+    browser.get(f"{page.as_uri()}#ply-{ply - 1}")
+    assert not browser.find_element("id", "forfeit").is_displayed()
+    browser.find_element("tag name", "body").send_keys("\ue010")   # End
+    marker = browser.find_element("id", "forfeit")
+    assert marker.is_displayed() and marker.text == (
+        f"Forfeit at ply {ply}: seat {seat} (chatty ({record['bots'][seat]['version'][:8]}))"
+        " (timeout): no move within 0.500 s")
+    legal = [item.text for item in browser.find_elements("css selector", "#legal li")]
+    assert legal == positions(forfeited)[-1].legal_moves()
+    assert browser.find_elements("css selector", "#legal li.played") == []
+    assert "to decide" in browser.find_element("id", "what").text
+    assert browser.save_screenshot(str(tmp_path / f"{game}-forfeit.png"))
 
 
-def test_a_390_px_window_needs_no_sideways_scrolling(played, tmp_path):
+def test_a_390_px_window_needs_no_sideways_scrolling(browser, played, tmp_path):
     record, _logs, page = played
-    with chromium() as browser:
-        browser.set_window_size(390, 844)
+    with phone(browser):
         for ply in (0, decision(record), len(record["moves"])):
             browser.get(f"{page.as_uri()}#ply-{ply}")
             assert browser.find_element("id", "ply-link").text == f"ply {ply}"
-            assert browser.execute_script(
-                "return document.documentElement.scrollWidth "
-                "<= document.documentElement.clientWidth"), ply
+            width, scrolled, _ = widths(browser)
+            assert width == 390 and scrolled <= width, (ply, width, scrolled)
         assert browser.save_screenshot(str(tmp_path / f"{record['game']}-390px.png"))
 
 
@@ -209,7 +206,7 @@ def held_colours(game: str, state, seat: int) -> tuple[str, list[str]]:
     return f"#seat-{seat} .card.hand", list(observation["hand"])
 
 
-def test_cards_are_drawn_in_the_colours_the_engine_names(played):
+def test_cards_are_drawn_in_the_colours_the_engine_names(browser, played):
     record, _logs, page = played
     game, seats = record["game"], range(len(record["players"]))
     states = positions(record)
@@ -217,14 +214,13 @@ def test_cards_are_drawn_in_the_colours_the_engine_names(played):
     ply = next(ply for ply in range(decision(record), len(states)) if len(
         {colour for seat in seats for colour in held_colours(game, states[ply], seat)[1]}) > 1)
     named, drawn = [], []
-    with chromium() as browser:
-        browser.get(f"{page.as_uri()}#ply-{ply}")
-        for seat in seats:
-            selector, colours = held_colours(game, states[ply], seat)
-            named += colours
-            drawn += browser.execute_script(
-                "return Array.from(document.querySelectorAll(arguments[0]),"
-                " (node) => getComputedStyle(node).backgroundColor)", selector)
+    browser.get(f"{page.as_uri()}#ply-{ply}")
+    for seat in seats:
+        selector, colours = held_colours(game, states[ply], seat)
+        named += colours
+        drawn += browser.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0]),"
+            " (node) => getComputedStyle(node).backgroundColor)", selector)
     assert [colour_name(css) for css in drawn] == named
     # One colour, one shade: cards of a colour look alike, and unlike every other colour's.
     shades = dict(zip(named, drawn))
@@ -259,17 +255,16 @@ def test_a_4_player_page_stays_small(game):
     assert_small(render_replay_html(record), record)
 
 
-def test_what_bots_wrote_stays_text(played, tmp_path):
+def test_what_bots_wrote_stays_text(browser, played, tmp_path):
     record, _logs, _page = played
     hostile = dict(record, players=[HOSTILE, record["players"][1]])
     page = tmp_path / "hostile.html"
     page.write_text(render_replay_html(hostile, logs={0: {0: [HOSTILE, "&lt;b&gt;"]}}))
-    with chromium() as browser:
-        browser.get(page.as_uri())
-        assert HOSTILE in browser.find_element("id", "seat-0").text
-        assert browser.find_element("id", "logs").text.endswith(f"{HOSTILE}\n&lt;b&gt;")
-        assert browser.find_elements("id", "bold") == []
-        assert browser.execute_script("return window.pwned === undefined")
+    browser.get(page.as_uri())
+    assert HOSTILE in browser.find_element("id", "seat-0").text
+    assert browser.find_element("id", "logs").text.endswith(f"{HOSTILE}\n&lt;b&gt;")
+    assert browser.find_elements("id", "bold") == []
+    assert browser.execute_script("return window.pwned === undefined")
     assert page.read_text().count("<script") == 2   # the data and the viewer's own
 
 
