@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_refusals import arena_in_process
 from cli_refusals import refused_in_one_line as refused
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +72,7 @@ def test_a_hostile_record_is_refused_in_one_line(record, tmp_path, name, key, va
     else:
         marker = "@@RAW@@"
         path.write_text(json.dumps(changed(record, key, marker)).replace(f'"{marker}"', raw))
-    refused(arena("replay", path, "--format", fmt), words)
+    refused(arena_in_process("replay", path, "--format", fmt), words)
 
 
 def test_the_untouched_record_replays(record, tmp_path):
@@ -104,6 +105,6 @@ def test_names_and_the_replay_command_reach_the_terminal_escaped(record, tmp_pat
 def test_a_league_config_that_cannot_be_read_is_refused_in_one_line(tmp_path, content, words):
     config = tmp_path / "league.toml"
     config.write_bytes(content)
-    done = arena("league", "run", "--config", config, "--out", tmp_path / "lg")
+    done = arena_in_process("league", "run", "--config", config, "--out", tmp_path / "lg")
     refused(done, words)
     assert not (tmp_path / "lg").exists()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_refusals import arena_in_process
 from cli_refusals import refused_in_one_line as refused
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,7 +107,7 @@ def test_a_damaged_league_is_refused_in_one_line_and_left_as_it_was(league, tmp_
     for command in commands:
         head, rest = (command[:2], command[2:]) if command[0] == "league" else (command[:1],
                                                                                  command[1:])
-        refused(arena(*head, folder, *rest), *words)
+        refused(arena_in_process(*head, folder, *rest), *words)
     assert digest(folder) == before
 
 
@@ -114,10 +115,11 @@ def test_an_undamaged_league_still_reads(league):
     for command in READS + EXPORT:
         head, rest = (command[:2], command[2:]) if command[0] == "league" else (command[:1],
                                                                                  command[1:])
-        done = arena(*head, league, *rest)
+        done = arena_in_process(*head, league, *rest)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
 
 
 def test_one_league_named_by_folder_and_by_database_is_refused(league):
+    # Real processes: the refusal as a user's shell sees it.
     for other in (league / "league.sqlite", league / "." / "league.sqlite", league / "."):
         refused(arena("ladder", league, other), "given twice")
