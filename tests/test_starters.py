@@ -63,9 +63,11 @@ def without_network() -> list[str]:
     return []
 
 
-def build(folder: Path, command: list[str], offline: bool = True) -> None:
+def build(folder: Path, command: list[str], offline: bool = True,
+          env: dict[str, str] | None = None) -> None:
     done = subprocess.run((without_network() if offline else []) + command, cwd=folder,
-                          capture_output=True, text=True, timeout=1800)
+                          capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, **(env or {})})
     assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
 
 
@@ -141,12 +143,12 @@ def test_the_node_starter_passes_bot_check_after_npm_install(tmp_path):
 
 
 def build_compiled(tmp_path: Path, lang: str, sources: set[str], edit: str,
-                   built: str = "bot") -> Path:
+                   built: str = "bot", env: dict[str, str] | None = None) -> Path:
     """A compiled starter, made and built by its build.sh with no network; the build leaves
     only the sources, the protos and the binary in the folder (all the sandbox shows)."""
     folder = new(tmp_path, f"{lang}-bot", lang)
     assert_made(folder, lang, "./build.sh", edit)
-    build(folder, ["./build.sh"])
+    build(folder, ["./build.sh"], env=env)
     assert {path.name for path in folder.iterdir()} == {
         ".gitignore", "README.md", "bot.toml", "build.sh", "proto", built, *sources}
     return folder
@@ -169,11 +171,21 @@ def test_the_go_starter_builds_offline_and_passes_bot_check(tmp_path):
 @needs(*CPP_TOOLS, packages="g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler "
                             "protobuf-compiler-grpc")
 def test_the_cpp_starter_builds_offline_and_passes_bot_check(tmp_path):
-    folder = build_compiled(tmp_path, "cpp", {"main.cc"}, "Choose(match, act, rng)")
+    # -O0 (build.sh adds CXXFLAGS last): the same sources compiled, at 29 CPU-seconds
+    # instead of 41 (-O2); the bot it makes plays the check as well, only slower.
+    folder = build_compiled(tmp_path, "cpp", {"main.cc"}, "Choose(match, act, rng)",
+                            env={"CXXFLAGS": "-O0"})
     # Dynamically linked against the system's gRPC: the sandbox shows /usr, so it loads there.
     linked = subprocess.run(["ldd", str(folder / "bot")], capture_output=True, text=True)
     assert "libgrpc++" in linked.stdout and "not found" not in linked.stdout, linked.stdout
     check(folder)
+    # CXXFLAGS reaches the compiler; a failed build says so and keeps the bot it had.
+    built = (folder / "bot").read_bytes()
+    failed = subprocess.run(["./build.sh"], cwd=folder, capture_output=True, text=True,
+                            timeout=600, env={**os.environ, "CXXFLAGS": "--no-such-flag"})
+    assert failed.returncode != 0 and "--no-such-flag" in failed.stderr, failed.stderr
+    assert "build.sh: compiling failed" in failed.stderr
+    assert (folder / "bot").read_bytes() == built
 
 
 @pytest.mark.slow   # javac and a jar with protobuf-java inside

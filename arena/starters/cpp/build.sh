@@ -31,8 +31,9 @@ protoc -I "$here/proto" --cpp_out="$build" --grpc_out="$build" \
 
 # One compiler run per file, in parallel where there are cores: the generated files are the
 # slow part. -ffile-prefix-map: no build folder in the binary, so the same sources and
-# packages give the same bytes (and so the same bot version hash).
-flags="-std=c++17 -O2 -I$build -ffile-prefix-map=$build=. -ffile-prefix-map=$here=. $(pkg-config --cflags grpc++ protobuf)"
+# packages give the same bytes (and so the same bot version hash). $CXXFLAGS comes last, so
+# its -O0 (a quicker build of a slower bot) or -g wins over these.
+flags="-std=c++17 -O2 -I$build -ffile-prefix-map=$build=. -ffile-prefix-map=$here=. $(pkg-config --cflags grpc++ protobuf) ${CXXFLAGS:-}"
 pids=""
 for source in "$here/main.cc" "$build"/arena/v1/*.cc; do
     object="$build/$(basename "$source" .cc).o"
