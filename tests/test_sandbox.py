@@ -464,6 +464,44 @@ def test_a_bot_dies_with_an_arena_killed_while_the_sandbox_is_still_starting(bot
     assert processes_with(marker) == []
 
 
+def command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:   # it ended
+        return b""
+
+
+def test_a_bot_dressed_as_a_reaper_is_not_taken_for_one(bot_dir):
+    """Sweeps leave a gone arena's bots to its reaper when one is at work, and know a reaper by
+    its command line: a bot that copies one (its arena's pid after the reaper's path) must
+    not pass, or it could outlive its arena unswept. Its pid namespace gives it away; the
+    same command line outside any sandbox is taken for a reaper."""
+    from arena.sandbox import reaper
+    owner = 2**22 + 17   # above any pid this machine gives (pid_max is at most 2**22)
+
+    def dressed(arena_pid: int) -> list[str]:
+        return [sys.executable, "-c", "import time; time.sleep(600)",
+                os.path.abspath(reaper.__file__), str(arena_pid)]
+    bot = sandbox.spawn(dressed(owner), bot_dir, env={}, log_path=bot_dir.parent / "log")
+    outside = subprocess.Popen(dressed(owner + 1))
+
+    def dressed_up() -> bool:   # the bot itself, not bwrap or the init, whose lines hold it too
+        return any(command_line(pid).split(b"\0")[1:5] == [arg.encode() for arg in
+                                                            dressed(owner)[1:]]
+                   for pid in bot.pids())
+    try:
+        deadline = time.monotonic() + 30
+        while not dressed_up() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert dressed_up(), "the dressed bot never started"
+        found = reaper.reapers()
+        assert owner not in found and found.get(owner + 1) == outside.pid
+    finally:
+        bot.kill()
+        outside.kill()   # by pid: the test's own
+        outside.wait()
+
+
 def test_a_missing_command_exits_127_with_a_log_line(bot_dir):
     log = bot_dir.parent / "bot.log"
     bot = sandbox.spawn(["no-such-bot-program"], bot_dir, env={}, log_path=log)

@@ -221,8 +221,12 @@ def owned_by(folders: list[str], owner: int) -> dict[str, list[str]]:
 
 
 def reapers() -> dict[int, int]:
-    """Arena pid -> the pid of its reaper, for the reapers running now."""
+    """Arena pid -> the pid of its reaper, for the reapers running now. A reaper is known by
+    its command line, which any process may copy: a bot's is refused by its pid namespace
+    (every sandbox has its own), or a bot outliving its arena could pass for its reaper at
+    work and keep sweeps off itself."""
     script = os.path.abspath(__file__).encode()
+    own_namespace = os.readlink("/proc/self/ns/pid")
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -230,10 +234,12 @@ def reapers() -> dict[int, int]:
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as file:
                 argv = file.read().split(b"\0")
+            if not (len(argv) > 4 and argv[3] == script and argv[4].isdigit()
+                    and os.readlink(f"/proc/{entry}/ns/pid") == own_namespace):
+                continue
         except OSError:
             continue
-        if len(argv) > 4 and argv[3] == script and argv[4].isdigit():
-            found[int(argv[4])] = int(entry)
+        found[int(argv[4])] = int(entry)
     return found
 
 
