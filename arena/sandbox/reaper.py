@@ -226,7 +226,10 @@ def reapers() -> dict[int, int]:
     (every sandbox has its own), or a bot outliving its arena could pass for its reaper at
     work and keep sweeps off itself."""
     script = os.path.abspath(__file__).encode()
-    own_namespace = os.readlink("/proc/self/ns/pid")
+    try:
+        own_namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:   # no namespace links here: the command line alone, as before
+        own_namespace = None
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -235,7 +238,8 @@ def reapers() -> dict[int, int]:
             with open(f"/proc/{entry}/cmdline", "rb") as file:
                 argv = file.read().split(b"\0")
             if not (len(argv) > 4 and argv[3] == script and argv[4].isdigit()
-                    and os.readlink(f"/proc/{entry}/ns/pid") == own_namespace):
+                    and (own_namespace is None
+                         or os.readlink(f"/proc/{entry}/ns/pid") == own_namespace)):
                 continue
         except OSError:
             continue
