@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.sandbox import cgroups, proctree
+from arena.sandbox import cgroups, proctree, reaper
 
 GONE_WITHIN = 10.0   # seconds: "within a few seconds", with room for a loaded machine
 
@@ -36,8 +36,8 @@ def bot_cgroups(owners: set[int]) -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {}
     for folder in cgroups.arena_folders():
         for child in folder.iterdir():
-            owner, _, number = child.name.partition("-")
-            if owner.isdigit() and number.isdigit() and int(owner) in owners:
+            owner = reaper.bot_cgroup_owner(child.name)
+            if owner is not None and owner[0] in owners:
                 found.setdefault(child.name, []).append(child)
     return found
 

@@ -36,7 +36,7 @@ from arena.clock import TimeControl
 from arena.hostload import STARVED_SHARE, WAIT_SHARE
 from arena.errors import HostError, HostOverloaded
 from arena.match import play_match
-from arena.sandbox import cgroups
+from arena.sandbox import cgroups, reaper
 
 pytestmark = pytest.mark.sandbox
 
@@ -86,7 +86,7 @@ def test_a_bot_cgroup_that_cannot_be_made_is_the_hosts_fault_not_a_forfeit(host,
     number = 10**9
     monkeypatch.setattr(cgroups, "_names", itertools.count(number))
     _, folder = next(iter(cgroups.placement().folders.values()))
-    taken = folder / f"{os.getpid()}-{number}"
+    taken = folder / reaper.bot_cgroup_name(os.getpid(), number)
     taken.mkdir()
     try:
         first = host.seat(spec(RANDOM), lane=0)    # the pooled process: it starts at once

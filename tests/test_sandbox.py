@@ -938,6 +938,43 @@ def test_an_arena_out_of_file_descriptors_still_kills_its_bot(bot_dir):
     assert int(arena.stdout.split()[-1]) >= 3   # bwrap, its init, the bot and its child
 
 
+def test_a_bot_cgroups_name_tells_its_arena_from_a_later_process_with_its_pid():
+    from arena.sandbox import reaper
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    name = reaper.bot_cgroup_name(os.getpid(), 7)
+    assert reaper.bot_cgroup_owner(name)[0] == os.getpid()
+    assert not reaper.owner_gone(*reaper.bot_cgroup_owner(name))   # this very process
+    assert reaper.owner_gone(os.getpid(), "1")   # its pid, but a process of another time
+    assert reaper.owner_gone(gone.pid, None) and not reaper.owner_gone(os.getpid(), None)
+    assert reaper.bot_cgroup_owner(f"{gone.pid}-0") == (gone.pid, None)   # an earlier name
+    for other in ("kept-frozen", "12-x", "12", "1-2-3-4", ""):
+        assert reaper.bot_cgroup_owner(other) is None
+
+
+@pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
+def test_a_bot_cgroup_whose_arenas_pid_now_names_another_process_is_swept():
+    """Pids are used again (32,768 on some machines): a bot cgroup is its arena's while a
+    process with that pid *and start time* runs, so a bot cannot keep its cgroup looking
+    owned by cycling through pids once its arena is gone."""
+    from arena.sandbox import reaper
+    if not cgroups.placement().folders:
+        pytest.skip(f"no cgroups for bots here: {cgroups.placement().missing}")
+    _, arena_folder = next(iter(cgroups.placement().folders.values()))
+    reused = arena_folder / f"{os.getpid()}-999998-1"   # this pid, but started at tick 1
+    ours = arena_folder / reaper.bot_cgroup_name(os.getpid(), 999999)
+    reused.mkdir()
+    ours.mkdir()
+    try:
+        sweep = cgroups.sweep_orphans()
+        assert not reused.exists() and os.getpid() in sweep.owners
+        assert ours.exists()
+    finally:
+        for folder in (reused, ours):
+            if folder.exists():
+                folder.rmdir()
+
+
 @pytest.mark.serial   # any other arena's start would sweep the orphan first
 def test_empty_bot_cgroups_of_a_killed_arena_are_removed_and_no_others(tmp_path):
     if not cgroups.placement().folders:

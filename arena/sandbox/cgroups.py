@@ -4,11 +4,12 @@ freezer); on cgroup v1 or v2, whichever holds each controller here.
 
 Every bot cgroup is made inside the cgroup the arena itself runs in (read from
 /proc/self/cgroup, per hierarchy), under one folder `arena` there, so every limit nests inside
-whatever limits the arena already: `<arena's cgroup>/arena/<pid>-<n>`. The arena never moves
-itself and never writes to a cgroup it did not create; on cgroup v2 it uses only the
-controllers its own cgroup already hands down. The bot cgroups of an arena process that died
-without removing them are ended by its reaper, or by the next arena command (`reaper`,
-`sweep_orphans`). The bot joins its cgroups itself before its
+whatever limits the arena already: `<arena's cgroup>/arena/<pid>-<n>-<start>` (its start
+time tells it from a later process given its pid: `reaper.bot_cgroup_name`). The arena
+never moves itself and never writes to a cgroup it did not create; on cgroup v2 it uses
+only the controllers its own cgroup already hands down. The bot cgroups of an arena
+process that died without removing them are ended by its reaper, or by the next arena
+command (`reaper`, `sweep_orphans`). The bot joins its cgroups itself before its
 command starts (the in-sandbox init writes to descriptors opened here), and they are removed
 when it has ended.
 """
@@ -27,7 +28,6 @@ from pathlib import Path
 
 from arena.sandbox import reaper
 from arena.sandbox.limits import Limits
-from arena.sandbox.proctree import running
 
 CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
 """What the bots' cgroups use: memory and pids limits, a CPU quota, CPU time, freezing."""
@@ -123,7 +123,7 @@ def _place(found: Placement, controller: str, version: int, own: Path) -> None:
         return
     # The folder may be there without being ours to write in (made by an arena run as root,
     # seen by one that is not): try making a bot's cgroup in it, as `BotCgroups` will.
-    probe = folder / f"{os.getpid()}-{next(_names)}"
+    probe = folder / reaper.bot_cgroup_name(os.getpid(), next(_names))
     try:
         probe.mkdir()
         probe.rmdir()
@@ -157,20 +157,32 @@ def arena_folders() -> list[Path]:
 
 def orphans() -> dict[str, list[str]]:
     """Bot cgroup name -> its folders, for every bot cgroup whose arena process is gone and
-    whose reaper is not at work on it. Only names this module makes, `<pid>-<n>`, are
-    looked at."""
+    whose reaper is not at work on it. Only names this module makes (`reaper.bot_cgroup_name`)
+    are looked at."""
     found: dict[str, list[str]] = {}
+    reapers_now = functools.cache(reaper.reapers)   # a scan of /proc: once, if at all
     for folder in arena_folders():
         for child in folder.iterdir():
-            owner, _, number = child.name.partition("-")
-            if (child.is_dir() and owner.isdigit() and number.isdigit()
-                    and not running(int(owner))):
+            owner = reaper.bot_cgroup_owner(child.name)
+            if child.is_dir() and owner is not None and _abandoned(*owner, reapers_now):
                 found.setdefault(child.name, []).append(str(child))
-    if found:
-        reaping = reaper.reapers()
-        found = {name: groups for name, groups in found.items()
-                 if int(name.partition("-")[0]) not in reaping}
     return found
+
+
+def _abandoned(owner: int, start: str | None, reapers_now) -> bool:
+    """True when what arena process `owner` (started at `start`) left is nobody's: it is gone
+    and no reaper of its is at work. A reaper is known by its arena's pid, so it counts only
+    while no other process holds that pid: a reaper of a later process given the same pid
+    waits for that one, and the gone arena's own finished long before its pid came round."""
+    if not reaper.owner_gone(owner, start):
+        return False
+    replaced = not reaper.owner_gone(owner, None)   # its pid is another process's now
+    return replaced or owner not in reapers_now()
+
+
+def _owner_pid(name: str) -> int:
+    """The arena pid of a bot cgroup's name (one `reaper.bot_cgroup_owner` reads)."""
+    return int(name.partition("-")[0])
 
 
 def sweep_orphans() -> Sweep:
@@ -180,7 +192,7 @@ def sweep_orphans() -> Sweep:
     cgroups = processes = 0
     for name, groups in orphans().items():
         killed, removed = reaper.end_bot_cgroups(groups)
-        owners.add(int(name.partition("-")[0]))
+        owners.add(_owner_pid(name))
         cgroups += removed
         processes += killed
     # A sandbox still starting for a gone arena is in none of its cgroups, and may outlive
@@ -188,10 +200,9 @@ def sweep_orphans() -> Sweep:
     # One whose reaper is at work is the reaper's: ending it here too would race the reaper
     # and report as left behind what is being ended as designed.
     reapers_now = functools.cache(reaper.reapers)   # a scan of /proc: once, if at all
-
-    def abandoned(owner: int) -> bool:
-        return not running(owner) and owner not in reapers_now()
-    stragglers = reaper.end_stragglers([str(folder) for folder in arena_folders()], abandoned)
+    stragglers = reaper.end_stragglers(
+        [str(folder) for folder in arena_folders()],
+        lambda owner, start: _abandoned(owner, start, reapers_now))
     owners.update(stragglers.values())
     processes += len(stragglers)
     sweep = Sweep(tuple(sorted(owners)), cgroups, processes)
@@ -212,9 +223,9 @@ def live_bot_cgroups() -> dict[int, int]:
              if child.is_dir()}
     counts: dict[int, int] = {}
     for name in names:
-        owner, _, number = name.partition("-")
-        if owner.isdigit() and number.isdigit() and running(int(owner)):
-            counts[int(owner)] = counts.get(int(owner), 0) + 1
+        owner = reaper.bot_cgroup_owner(name)
+        if owner is not None and not reaper.owner_gone(*owner):
+            counts[owner[0]] = counts.get(owner[0], 0) + 1
     return counts
 
 
@@ -292,7 +303,7 @@ class BotCgroups:
     def __init__(self, limits: Limits):
         _remove_leftovers()
         where = placement()
-        name = f"{os.getpid()}-{next(_names)}"
+        name = reaper.bot_cgroup_name(os.getpid(), next(_names))
         self.folders: dict[str, tuple[int, Path]] = {}
         self._made: list[Path] = []
         self._fds: dict[str, int] = {}

@@ -8,8 +8,8 @@ machine reboots. Two things prevent it:
 - `watch(folders)`: the first time an arena process makes a bot cgroup it starts a reaper,
   a small process of its own session (and no child of the arena: it forks away from its
   launcher) that waits for the arena process to end (a pidfd), then kills the processes of
-  every bot cgroup that process made (`<pid>-<n>`), thaws them so the kill lands, and removes
-  the cgroups; and kills any process still starting a sandbox for it (`stragglers`). It
+  every bot cgroup that process made (`<pid>-<n>-<start>`), thaws them so the kill lands, and
+  removes the cgroups; and kills any process still starting a sandbox for it (`stragglers`). It
   outlives the arena by the moment this takes.
 - `end_bot_cgroups(...)`, which the next arena command runs too (`cgroups.sweep_orphans`) for
   any bot cgroup whose owner is gone, should the reaper have been killed with the arena.
@@ -124,7 +124,8 @@ def _holding(name_of) -> dict:
 
 def stragglers(folders: list[str], gone) -> dict[int, int]:
     """Process -> its owner, for each process holding a descriptor of `cgroup.procs` in a bot
-    cgroup `<owner>-<n>` of `folders` whose owner is `gone(owner)`. A sandbox gets its bot's
+    cgroup of `folders` whose owner is `gone(owner, its start time)` (`bot_cgroup_owner`). A
+    sandbox gets its bot's
     cgroups as such descriptors, and its in-sandbox init writes itself into them: until then
     bwrap and its child are in no bot cgroup, so killing the cgroups' members misses them.
     A bwrap child stuck in its start-up when its parent died slept on forever (seen once,
@@ -135,10 +136,9 @@ def stragglers(folders: list[str], gone) -> dict[int, int]:
         """The owner of the bot cgroup whose `cgroup.procs` is `target`, if gone."""
         group, _, name = target.rpartition("/")
         root, _, bot = group.rpartition("/")
-        owner, _, number = bot.partition("-")
-        if (name == "cgroup.procs" and root in roots and owner.isdigit() and number.isdigit()
-                and gone(int(owner))):
-            return int(owner)
+        owner = bot_cgroup_owner(bot)
+        if name == "cgroup.procs" and root in roots and owner is not None and gone(*owner):
+            return owner[0]
         return None
     return _holding(gone_owner)
 
@@ -207,7 +207,6 @@ def _remove_subgroups(group: str) -> None:
 
 def owned_by(folders: list[str], owner: int) -> dict[str, list[str]]:
     """Bot cgroup name -> its folders, for the bot cgroups arena process `owner` made."""
-    prefix = f"{owner}-"
     found: dict[str, list[str]] = {}
     for folder in folders:
         try:
@@ -215,9 +214,40 @@ def owned_by(folders: list[str], owner: int) -> dict[str, list[str]]:
         except OSError:
             continue
         for name in names:
-            if name.startswith(prefix) and name[len(prefix):].isdigit():
+            made_by = bot_cgroup_owner(name)
+            if made_by is not None and made_by[0] == owner:
                 found.setdefault(name, []).append(os.path.join(folder, name))
     return found
+
+
+# -- bot cgroup names ---------------------------------------------------------------------------
+
+def bot_cgroup_name(owner: int, number: int) -> str:
+    """The name of live arena process `owner`'s bot cgroup number `number`: `PID-N-START`,
+    whose start time (clock ticks after boot, /proc/PID/stat) tells the arena from a later
+    process given the same pid."""
+    return f"{owner}-{number}-{_start_time(owner)}"
+
+
+def bot_cgroup_owner(name: str) -> tuple[int, str | None] | None:
+    """(arena pid, its start time) of a bot cgroup's name `PID-N-START`, or of an earlier
+    version's `PID-N` (start time None); None for any other name."""
+    parts = name.split("-")
+    if len(parts) in (2, 3) and all(part.isdigit() for part in parts):
+        return int(parts[0]), (parts[2] if len(parts) == 3 else None)
+    return None
+
+
+def owner_gone(owner: int, start: str | None) -> bool:
+    """True once arena process `owner` has ended: no live process has its pid, or the one
+    that has it now started at another time than `start`. Pids are used again (some machines
+    have 32,768), and a bot running when its arena and reaper died might cycle through them
+    until some process of its own holds its arena's pid, to keep its cgroups looking owned."""
+    text = _read(f"/proc/{owner}/stat")
+    fields = text[text.rfind(")") + 2:].split()
+    if len(fields) <= 19 or fields[0] in ("Z", "X", "x"):   # gone, or dead and unreaped
+        return True
+    return start is not None and fields[19] != start
 
 
 def reapers() -> dict[int, int]:
@@ -329,7 +359,7 @@ def main(argv: list[str]) -> None:
     if holders:
         end_holders(folders[0])
         return
-    end_stragglers(folders, lambda pid: pid == owner)
+    end_stragglers(folders, lambda pid, _start: pid == owner)
     for groups in owned_by(folders, owner).values():
         end_bot_cgroups(groups)
 
