@@ -171,18 +171,14 @@ def orphans() -> dict[str, list[str]]:
 
 def _abandoned(owner: int, start: str | None, reapers_now) -> bool:
     """True when what arena process `owner` (started at `start`) left is nobody's: it is gone
-    and no reaper of its is at work. A reaper is known by its arena's pid, so it counts only
-    while no other process holds that pid: a reaper of a later process given the same pid
-    waits for that one, and the gone arena's own finished long before its pid came round."""
-    if not reaper.owner_gone(owner, start):
-        return False
-    replaced = not reaper.owner_gone(owner, None)   # its pid is another process's now
-    return replaced or owner not in reapers_now()
-
-
-def _owner_pid(name: str) -> int:
-    """The arena pid of a bot cgroup's name (one `reaper.bot_cgroup_owner` reads)."""
-    return int(name.partition("-")[0])
+    (`reaper.owner_gone`) and no reaper of its is at work. A reaper is known by its arena's
+    pid, so it counts only while no other process holds that pid: a reaper of a later process
+    given the same pid waits for that one, and the gone arena's own finished long before its
+    pid came round."""
+    now = reaper.live_start_time(owner)
+    if now is None:   # no process has its pid
+        return owner not in reapers_now()
+    return start is not None and now != start   # its pid is another process's now
 
 
 def sweep_orphans() -> Sweep:
@@ -192,7 +188,7 @@ def sweep_orphans() -> Sweep:
     cgroups = processes = 0
     for name, groups in orphans().items():
         killed, removed = reaper.end_bot_cgroups(groups)
-        owners.add(_owner_pid(name))
+        owners.add(reaper.bot_cgroup_owner(name)[0])
         cgroups += removed
         processes += killed
     # A sandbox still starting for a gone arena is in none of its cgroups, and may outlive

@@ -125,9 +125,9 @@ def _holding(name_of) -> dict:
 def stragglers(folders: list[str], gone) -> dict[int, int]:
     """Process -> its owner, for each process holding a descriptor of `cgroup.procs` in a bot
     cgroup of `folders` whose owner is `gone(owner, its start time)` (`bot_cgroup_owner`). A
-    sandbox gets its bot's
-    cgroups as such descriptors, and its in-sandbox init writes itself into them: until then
-    bwrap and its child are in no bot cgroup, so killing the cgroups' members misses them.
+    sandbox gets its bot's cgroups as such descriptors, and its in-sandbox init writes itself
+    into them: until then bwrap and its child are in no bot cgroup, so killing the cgroups'
+    members misses them.
     A bwrap child stuck in its start-up when its parent died slept on forever (seen once,
     2026-12-04), and it still held them (a removed cgroup's path reads the same)."""
     roots = {folder.rstrip("/") for folder in folders}
@@ -243,11 +243,15 @@ def owner_gone(owner: int, start: str | None) -> bool:
     that has it now started at another time than `start`. Pids are used again (some machines
     have 32,768), and a bot running when its arena and reaper died might cycle through them
     until some process of its own holds its arena's pid, to keep its cgroups looking owned."""
-    text = _read(f"/proc/{owner}/stat")
-    fields = text[text.rfind(")") + 2:].split()
-    if len(fields) <= 19 or fields[0] in ("Z", "X", "x"):   # gone, or dead and unreaped
-        return True
-    return start is not None and fields[19] != start
+    now = live_start_time(owner)
+    return now is None or (start is not None and now != start)
+
+
+def live_start_time(pid: int) -> str | None:
+    """The start time of live process `pid` (clock ticks after boot); None when no process
+    has that pid or it is dead and unreaped (a zombie)."""
+    fields = _stat_fields(pid)
+    return None if len(fields) <= 19 or fields[0] in ("Z", "X", "x") else fields[19]
 
 
 def reapers() -> dict[int, int]:
@@ -316,9 +320,15 @@ def watch_folder(folder: str) -> None:
 
 # -- the reaper's side --------------------------------------------------------------------------
 
-def _start_time(pid: int) -> str | None:
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name (which may hold spaces and
+    parentheses: they follow the last ')'); none when the process is gone."""
     text = _read(f"/proc/{pid}/stat")
-    fields = text[text.rfind(")") + 2:].split()
+    return text[text.rfind(")") + 2:].split()
+
+
+def _start_time(pid: int) -> str | None:
+    fields = _stat_fields(pid)
     return fields[19] if len(fields) > 19 else None
 
 
