@@ -1,7 +1,9 @@
 """The league Dispatcher, over a fake transport (the rules of dealing matches, without
 processes): every match is played exactly once, no worker holds more than AHEAD matches, a
 worker that dies replays what it held, and too many deaths stop the league in one line; a
-kept dispatcher (the service's) keeps its workers across runs, with a restart budget per run.
+kept dispatcher (the service's) keeps its workers across runs, with a restart budget per run;
+a worker that must wait to run (a Ray actor waiting for a CPU, one of a lost node for ever) is
+handed nothing until it runs.
 
 The real transports (local processes, Ray actors) are tested end to end in test_league.py
 and test_ray_league.py; this file checks the dealing they share.
@@ -16,7 +18,7 @@ import pytest
 from arena.keys import LeagueKey
 from arena.league.config import LeagueError, RunPlan
 from arena.league.schedule import MatchSpec, expand
-from arena.league.workers import Died, Dispatcher, Done, Transport
+from arena.league.workers import Died, Dispatcher, Done, Ready, Transport
 
 PLAN = RunPlan("mandala", 2, {}, {}, ())
 SPECS = expand(["a", "b", "c", "d"], 2, 5, 3, LeagueKey.from_hex("ab" * 32))   # 60 matches
@@ -178,3 +180,61 @@ def test_in_play_names_the_match_each_worker_plays_as_a_run_goes_on(kill_rng):
         playing = sorted(held[0].id for held in transport.queues.values() if held)
         assert sorted(pool.in_play()) == playing and len(playing) <= 3
     assert pool.in_play() == []
+
+
+class WaitingTransport(FakeTransport):
+    """Workers that run only once Ready, as Ray actors wait for a free CPU; one started again
+    after a death never runs (its node was lost with its CPU) unless `comes_back`."""
+
+    wait_to_start = True
+
+    def __init__(self, seed: int, deaths: int = 0, comes_back: bool = False):
+        super().__init__(seed, deaths)
+        self.comes_back = comes_back
+        self.waiting: set[int] = set()   # started, not Ready yet
+        self.lost: set[int] = set()      # started again: never Ready, unless comes_back
+        self.played_by: dict[int, int] = {}   # worker -> matches it finished
+
+    def start(self, index: int) -> None:
+        if index in self.starts and not self.comes_back:
+            self.lost.add(index)
+        super().start(index)
+        self.waiting.add(index)
+
+    def hand(self, index: int, spec: MatchSpec, plan: RunPlan) -> None:
+        assert index not in self.waiting, f"worker {index} was handed a match before it ran"
+        super().hand(index, spec, plan)
+
+    def next_event(self) -> Done | Died | Ready:
+        ready = sorted(self.waiting - self.lost)
+        if ready and (not any(self.queues.values()) or self.rng.random() < 0.3):
+            self.waiting.discard(ready[0])
+            return Ready(ready[0])
+        event = super().next_event()
+        if isinstance(event, Done):
+            self.played_by[event.worker] = self.played_by.get(event.worker, 0) + 1
+        return event
+
+
+def test_a_worker_that_never_runs_again_is_handed_nothing_and_the_others_play_its_matches():
+    transport = WaitingTransport(seed=8, deaths=1)
+    pool = FakePool(3, transport, keep=True)   # the service's: its next runs too
+    for _ in range(2):
+        played = [match.spec.id for match in pool.run(PLAN, SPECS)]
+        assert sorted(played) == sorted(spec.id for spec in SPECS)   # each once, none waits
+        assert len(transport.lost) == 1 and transport.closed_at_once is None
+    (lost,) = transport.lost
+    assert transport.starts[lost] == 2 and transport.queues[lost] == []
+    pool.close()
+    assert transport.closed_at_once is False
+
+
+def test_a_worker_started_again_takes_matches_once_it_runs():
+    transport = WaitingTransport(seed=9, deaths=1, comes_back=True)
+    pool = FakePool(2, transport, keep=True)
+    assert sorted(match.spec.id for match in pool.run(PLAN, SPECS)) == sorted(
+        spec.id for spec in SPECS)
+    assert pool.restarts == 1 and not transport.waiting
+    before = dict(transport.played_by)
+    assert len(list(pool.run(PLAN, SPECS[:20]))) == 20   # the next run: both play
+    assert all(transport.played_by[worker] > before.get(worker, 0) for worker in (0, 1))

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from arena.league.store import DB_NAME, Store
+from orphans import assert_all_gone, bot_cgroups, members
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.ray,
               pytest.mark.slow]   # Ray starts in seconds, each league: full suite only
@@ -98,34 +99,88 @@ def test_a_league_on_ray_stores_exactly_what_local_workers_store(local_league, l
     assert processes_with(str(bots)) == []
 
 
+class RunningLeague:
+    """A league run with -v, its stderr read as it comes: the pids of its workers come from
+    Ray, via its log lines, never from scanning the machine for a process name."""
+
+    def __init__(self, argv: list[str], env: dict | None = None):
+        self.process = subprocess.Popen([*ARENA, "-v", *map(str, argv)], env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        self.log: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.log.extend(self.process.stderr),
+                                       daemon=True)
+        self.reader.start()
+
+    def worker_pids(self, count: int, timeout: float = 120) -> dict[int, int]:
+        """{worker: pid} once `count` workers are named; the league must still be playing."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.process.poll() is None:
+            named = dict(map(int, match.groups()) for line in list(self.log)
+                         if (match := re.search(r"Ray league worker (\d+) is pid (\d+)", line)))
+            if len(named) >= count:
+                assert self.process.poll() is None, \
+                    "the league ended before the fault: make it longer"
+                return named
+            time.sleep(0.05)
+        raise AssertionError(f"the league never named {count} workers:\n{''.join(self.log)}")
+
+    def finish(self, timeout: float = 300) -> str:
+        """Waits for its end (exit status 0); its stderr."""
+        try:
+            self.process.wait(timeout=timeout)
+            self.reader.join(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the league did not end within {timeout:.0f} s:\n"
+                                 f"{''.join(self.log)[-3000:]}") from None
+        finally:
+            self.process.kill()
+        err = "".join(self.log)
+        assert self.process.returncode == 0, err
+        return err
+
+
 def test_a_ray_worker_killed_mid_league_is_replaced_and_nothing_is_lost(local_league, league,
                                                                         tmp_path):
-    """The actor killed is one of this league's own: its pid comes from Ray, via the league's
-    `-v` log line, never from scanning the machine for a process name."""
     folder = tmp_path / "ray-killed"
-    running = subprocess.Popen([*ARENA, "-v", *league, "--executor", "ray", "--out", str(folder)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    log: list[str] = []
-    reader = threading.Thread(target=lambda: log.extend(running.stderr), daemon=True)
-    reader.start()
+    running = RunningLeague([*league, "--executor", "ray", "--out", folder])
     try:
-        deadline = time.monotonic() + 120
-        pid = None
-        while time.monotonic() < deadline and running.poll() is None and pid is None:
-            found = [re.search(r"Ray league worker 0 is pid (\d+)", line) for line in log]
-            pid = next((int(match[1]) for match in found if match), None)
-            time.sleep(0.05)
-        assert pid is not None, "the league never named its worker 0:\n" + "".join(log)
-        assert running.poll() is None, "the league ended before the kill: make it longer"
-        os.kill(pid, signal.SIGKILL)
-        running.wait(timeout=300)
-        reader.join(timeout=10)
+        os.kill(running.worker_pids(1)[0], signal.SIGKILL)
     finally:
-        running.kill()
-    err = "".join(log)
-    assert running.returncode == 0, err
+        err = running.finish()
     assert re.search(r"Ray league worker 0 died \(.*\); playing its [12] unfinished", err), err
     assert stored(folder) == stored(local_league)
+
+
+def test_a_league_whose_ray_node_is_lost_finishes_on_the_node_left_and_loses_nothing(
+        local_league, league, tmp_path):
+    # A node lost for good (its machine's power cut) takes its actor with it, and the
+    # cluster has no CPU left to start that worker again: its matches go to the worker left,
+    # none waits on the actor that never runs, and nothing of the node lives on.
+    from arena.bench.raycluster import LocalCluster
+    folder = tmp_path / "node-lost"
+    with LocalCluster(tmp_path / "cluster", nodes=2, cpus=1) as cluster:
+        running = RunningLeague([*league, "--executor", "ray", "--ray-address",
+                                 cluster.address, "--out", folder],
+                                env={**os.environ, **cluster.auth})
+        try:
+            pids = running.worker_pids(2)
+            on_node = cluster.members(1)
+            lost = next(worker for worker, pid in pids.items() if pid in on_node)
+            deadline = time.monotonic() + 60   # its bots run: they are lost with it too
+            while not members(bot_cgroups({pids[lost]})) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            bots = members(bot_cgroups({pids[lost]}))
+            on_node = cluster.members(1)
+            assert bots and pids[lost] in on_node
+            cluster.lose(1)
+        finally:
+            err = running.finish(timeout=120)   # it takes seconds; without the fix, for ever
+        assert_all_gone({pids[lost]}, bots | on_node)
+    assert re.search(rf"Ray league worker {lost} died \(.*\); playing its [12] unfinished",
+                     err), err
+    assert "no match finished" not in err   # no wait on the worker that could not start
+    assert stored(folder) == stored(local_league)   # all played, as if nothing happened
 
 
 def test_a_bad_ray_address_is_one_line_and_creates_nothing(league, tmp_path):

@@ -123,11 +123,19 @@ class LocalCluster:
                     raise ArenaError("the Ray head node did not answer") from None
                 time.sleep(0.2)
 
-    def members(self) -> set[int]:
-        """Every live process of the nodes: those of the groups their `ray start` leads, and
-        what those started (Ray's workers, its actors among them, and their bots)."""
-        leaders = _in_groups({process.pid for process in self.processes})
+    def members(self, node: int | None = None) -> set[int]:
+        """Every live process of the nodes (or of node `node`): those of the groups their
+        `ray start` leads, and what those started (Ray's workers, its actors among them, and
+        their bots)."""
+        chosen = self.processes if node is None else self.processes[node:node + 1]
+        leaders = _in_groups({process.pid for process in chosen})
         return leaders | descendants(leaders)
+
+    def lose(self, node: int) -> None:
+        """Node `node` dies at once, as a machine that loses its power: SIGKILL to every
+        process of its group. What it started outside the group dies with its parent or
+        its reaper, as on a machine whose arena processes are killed."""
+        os.killpg(self.processes[node].pid, signal.SIGKILL)
 
     def stop(self) -> None:
         """Ends the nodes, the last started first: SIGTERM to each group, SIGKILL to what is

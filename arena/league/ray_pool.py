@@ -51,7 +51,8 @@ from arena.league.config import LeagueError, RunPlan
 from arena.league.nodelogs import LogShipper
 from arena.league.schedule import MatchSpec
 from arena.league.store import FinishedMatch
-from arena.league.workers import Died, Dispatcher, Done, SeatSource, Transport, play_spec
+from arena.league.workers import (Died, Dispatcher, Done, Ready, SeatSource, Transport,
+                                  play_spec)
 from arena.sandbox import reaper, scratch
 
 log = logging.getLogger(__name__)
@@ -321,7 +322,9 @@ class RayPool(Dispatcher):
         transport = self._transport
         if not (self.portable and isinstance(transport, RayTransport)):
             return None
-        actors = list(transport.actors.values())
+        waiting = set(transport.starting.values())   # not one waiting for a CPU to run
+        actors = [actor for index, actor in list(transport.actors.items())
+                  if index not in waiting]
         if not actors:
             return None
         actor = actors[next(self._next_checker) % len(actors)]
@@ -372,6 +375,7 @@ class RayTransport(Transport):
     """One Ray actor per worker; a handed match is a pending `play` call."""
 
     noun = "Ray league worker"
+    wait_to_start = True   # an actor waits for a free CPU: for ever, if its node was lost
 
     def __init__(self, ray, plan: RunPlan, on_close, portable: bool = False):
         self.ray = ray
@@ -388,7 +392,7 @@ class RayTransport(Transport):
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(LeagueWorker)
         self.actors: dict[int, Any] = {}
         self.in_flight: dict[Any, tuple[int, MatchSpec]] = {}   # ObjectRef -> (worker, spec)
-        self.pids: dict[int, Any] = {}   # worker -> ObjectRef of its pid, until logged
+        self.starting: dict[Any, int] = {}   # ObjectRef of a new actor's pid -> its worker
 
     def ship(self, plan: RunPlan) -> dict[str, Any] | None:
         """The bundles of `plan`'s bot versions, each packed and put into the object store
@@ -425,7 +429,8 @@ class RayTransport(Transport):
 
     def start(self, index: int) -> None:
         self.actors[index] = self.actor_class.remote(self.plan, index, self.ship(self.plan))
-        self.pids[index] = self.actors[index].pid.remote()   # answered before any match
+        # Answered once the actor runs: until then it is handed nothing (Ready).
+        self.starting[self.actors[index].pid.remote()] = index
 
     def use(self, plan: RunPlan) -> None:
         self.plan = plan
@@ -434,21 +439,27 @@ class RayTransport(Transport):
         call = self.actors[index].play.remote(spec, self.shipment(plan))
         self.in_flight[call] = (index, spec)
 
-    def next_event(self) -> Done | Died:
+    def next_event(self) -> Done | Died | Ready:
         ray = self.ray
         while True:
-            ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=STALL_NOTE_SECONDS)
+            ready, _ = ray.wait([*self.in_flight, *self.starting], num_returns=1,
+                                timeout=STALL_NOTE_SECONDS)
             if ready:
                 break
-            log.warning("no match finished in %.0f s; Ray has %s CPUs free of %s",
+            waiting = f"; {len(self.starting)} worker(s) wait for one" if self.starting else ""
+            log.warning("no match finished in %.0f s; Ray has %s CPUs free of %s%s",
                         STALL_NOTE_SECONDS, ray.available_resources().get("CPU", 0),
-                        ray.cluster_resources().get("CPU", 0))
+                        ray.cluster_resources().get("CPU", 0), waiting)
+        if ready[0] in self.starting:
+            index = self.starting.pop(ready[0])
+            try:
+                log.info("%s %d is pid %d", self.noun, index, ray.get(ready[0]))
+                return Ready(index)
+            except ray.exceptions.RayActorError as error:
+                return Died(index, str(error).splitlines()[0] if str(error) else "actor died")
         index, _spec = self.in_flight.pop(ready[0])
         try:
-            finished = ray.get(ready[0])
-            if index in self.pids:
-                log.info("%s %d is pid %d", self.noun, index, ray.get(self.pids.pop(index)))
-            return Done(index, finished)
+            return Done(index, ray.get(ready[0]))
         except ray.exceptions.RayActorError as error:
             for ref, (held, _) in list(self.in_flight.items()):
                 if held == index:   # the dead actor's other calls fail too: forget them now
@@ -467,11 +478,14 @@ class RayTransport(Transport):
         or `at_once` with ray.kill (its reaper ends its bots then); one that does not end
         within CLOSE_SECONDS is killed."""
         try:
-            if not at_once:
-                ending = [actor.__ray_terminate__.remote() for actor in self.actors.values()]
+            if not at_once:   # not an actor still waiting to run: it never would
+                waiting = set(self.starting.values())
+                ending = [actor.__ray_terminate__.remote()
+                          for index, actor in self.actors.items() if index not in waiting]
                 self.ray.wait(ending, num_returns=len(ending), timeout=CLOSE_SECONDS)
             for actor in self.actors.values():
                 self.ray.kill(actor)   # a no-op for an actor that has ended
         finally:
             self.actors.clear()
+            self.starting.clear()
             self.on_close()

@@ -195,6 +195,13 @@ class Died:
     why: str
 
 
+@dataclass(frozen=True)
+class Ready:
+    """A started worker runs and can take matches (of transports that `wait_to_start`)."""
+
+    worker: int
+
+
 class Transport(ABC):
     """How a Dispatcher reaches its workers: start one, hand it a spec, hear what happened.
 
@@ -203,6 +210,10 @@ class Transport(ABC):
 
     noun = "league worker"
     """What a worker is called in messages."""
+    wait_to_start = False
+    """True when a started worker may wait to run, perhaps for ever (a Ray actor waits for a
+    free CPU, which a lost node never gives back): it is handed matches only once
+    next_event says it is Ready, so that none wait on it while other workers are free."""
 
     @abstractmethod
     def start(self, index: int) -> None:
@@ -218,7 +229,7 @@ class Transport(ABC):
         played another); a dead worker is reported by next_event."""
 
     @abstractmethod
-    def next_event(self) -> Done | Died:
+    def next_event(self) -> Done | Died | Ready:
         """Waits for the next thing a worker did; LeagueError when a worker reports one,
         HostError when it reports a fault of the host."""
 
@@ -253,6 +264,7 @@ class Dispatcher(Executor):
         self._transport: Transport | None = None
         self._count = 0
         self._started: set[int] = set()
+        self._starting: set[int] = set()   # started, not yet Ready (`wait_to_start`)
         self._handed: dict[int, list[tuple[RunPlan, MatchSpec]]] = {}
 
     @abstractmethod
@@ -276,7 +288,7 @@ class Dispatcher(Executor):
         self.restarts = 0
         if self._transport is None:
             self._transport, self._count = self.open(jobs[0][0])
-            self._started = set()
+            self._started, self._starting = set(), set()
         transport = self._transport
         transport.use(jobs[0][0])
         todo = list(reversed(jobs))   # pop() from the end keeps schedule order
@@ -286,16 +298,23 @@ class Dispatcher(Executor):
         try:
             for index in handed:
                 if index not in self._started:
-                    transport.start(index)
-                    self._started.add(index)
-                self._fill(transport, index, handed[index], todo)
-            while any(handed.values()):
+                    self._start(transport, index)
+                if index not in self._starting:
+                    self._fill(transport, index, handed[index], todo)
+            while any(handed.values()) or (todo and self._starting):
                 event = transport.next_event()
                 held = handed.get(event.worker)
-                if isinstance(event, Died):
-                    if held:   # else it ended after its last match (or idle, between runs)
-                        self._restart(transport, event, held, todo)
+                if isinstance(event, Ready):
+                    self._starting.discard(event.worker)
+                    if held is not None:
                         self._fill(transport, event.worker, held, todo)
+                    continue
+                if isinstance(event, Died):
+                    if held or event.worker in self._starting:
+                        self._restart(transport, event, held or [], todo)
+                        for index, other in handed.items():   # idle ones take its matches
+                            if index not in self._starting:
+                                self._fill(transport, index, other, todo)
                     elif self.keep:
                         self._started.discard(event.worker)   # started again when needed
                     continue
@@ -303,7 +322,7 @@ class Dispatcher(Executor):
                 self._fill(transport, event.worker, held, todo)
                 yield event.match
         finally:
-            unfinished = any(handed.values())
+            unfinished = any(handed.values()) or bool(todo)
             if unfinished or not self.keep:
                 self._transport = None
                 transport.close(at_once=unfinished)
@@ -326,9 +345,16 @@ class Dispatcher(Executor):
             plan, spec = held[-1]
             transport.hand(index, spec, plan)
 
+    def _start(self, transport: Transport, index: int) -> None:
+        transport.start(index)
+        self._started.add(index)
+        if transport.wait_to_start:
+            self._starting.add(index)   # handed matches once Ready
+
     def _restart(self, transport: Transport, died: Died, held: list[tuple[RunPlan, MatchSpec]],
                  todo: list[tuple[RunPlan, MatchSpec]]) -> None:
-        """Starts a dead worker again; the matches it held go first back into `todo`."""
+        """Starts a dead worker again; the matches it held go first back into `todo`, for
+        whichever worker frees up first (this one, once it runs)."""
         self.restarts += 1
         if self.restarts > self.MAX_RESTARTS:
             raise LeagueError(
@@ -338,7 +364,8 @@ class Dispatcher(Executor):
                     transport.noun, died.worker, died.why, len(held))
         todo.extend(sorted(held, key=lambda job: job[1].order, reverse=True))
         held.clear()
-        transport.start(died.worker)
+        self._starting.discard(died.worker)
+        self._start(transport, died.worker)
 
 
 # -- the local transport: worker processes over pipes -------------------------------------------
