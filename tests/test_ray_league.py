@@ -6,6 +6,7 @@ address in one line without creating the league.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -125,8 +127,8 @@ class RunningLeague:
             time.sleep(0.05)
         raise AssertionError(f"the league never named {count} workers:\n{''.join(self.log)}")
 
-    def finish(self, timeout: float = 300) -> str:
-        """Waits for its end (exit status 0); its stderr."""
+    def finish(self, timeout: float = 300, code: int = 0) -> str:
+        """Waits for its end, with exit status `code`; its stderr."""
         try:
             self.process.wait(timeout=timeout)
             self.reader.join(timeout=10)
@@ -136,7 +138,7 @@ class RunningLeague:
         finally:
             self.process.kill()
         err = "".join(self.log)
-        assert self.process.returncode == 0, err
+        assert self.process.returncode == code, err
         return err
 
 
@@ -152,35 +154,70 @@ def test_a_ray_worker_killed_mid_league_is_replaced_and_nothing_is_lost(local_le
     assert stored(folder) == stored(local_league)
 
 
+@contextlib.contextmanager
+def league_on_cluster(tmp_path: Path, league: list[str], folder: Path, nodes: int,
+                      cpus: int) -> Iterator[tuple[Any, RunningLeague]]:
+    """A league running on a Ray cluster of `nodes` nodes started here for it."""
+    from arena.bench.raycluster import LocalCluster
+    with LocalCluster(tmp_path / "cluster", nodes=nodes, cpus=cpus) as cluster:
+        running = RunningLeague([*league, "--executor", "ray", "--ray-address",
+                                 cluster.address, "--out", folder],
+                                env={**os.environ, **cluster.auth})
+        try:
+            yield cluster, running
+        finally:
+            running.process.kill()
+
+
+def bots_of(actors: set[int], timeout: float = 60) -> set[int]:
+    """The processes of the bots these actors run, once there are some (a match started)."""
+    deadline = time.monotonic() + timeout
+    while not members(bot_cgroups(actors)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return members(bot_cgroups(actors))
+
+
 def test_a_league_whose_ray_node_is_lost_finishes_on_the_node_left_and_loses_nothing(
         local_league, league, tmp_path):
     # A node lost for good (its machine's power cut) takes its actor with it, and the
     # cluster has no CPU left to start that worker again: its matches go to the worker left,
     # none waits on the actor that never runs, and nothing of the node lives on.
-    from arena.bench.raycluster import LocalCluster
     folder = tmp_path / "node-lost"
-    with LocalCluster(tmp_path / "cluster", nodes=2, cpus=1) as cluster:
-        running = RunningLeague([*league, "--executor", "ray", "--ray-address",
-                                 cluster.address, "--out", folder],
-                                env={**os.environ, **cluster.auth})
-        try:
-            pids = running.worker_pids(2)
-            on_node = cluster.members(1)
-            lost = next(worker for worker, pid in pids.items() if pid in on_node)
-            deadline = time.monotonic() + 60   # its bots run: they are lost with it too
-            while not members(bot_cgroups({pids[lost]})) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            bots = members(bot_cgroups({pids[lost]}))
-            on_node = cluster.members(1)
-            assert bots and pids[lost] in on_node
-            cluster.lose(1)
-        finally:
-            err = running.finish(timeout=120)   # it takes seconds; without the fix, for ever
+    with league_on_cluster(tmp_path, league, folder, nodes=2, cpus=1) as (cluster, running):
+        pids = running.worker_pids(2)
+        lost = next(worker for worker, pid in pids.items() if pid in cluster.members(1))
+        bots = bots_of({pids[lost]})   # lost with it too
+        on_node = cluster.members(1)
+        assert bots and pids[lost] in on_node
+        cluster.lose(1)
+        err = running.finish(timeout=120)   # it takes seconds; without the fix, for ever
         assert_all_gone({pids[lost]}, bots | on_node)
     assert re.search(rf"Ray league worker {lost} died \(.*\); playing its [12] unfinished",
                      err), err
     assert "no match finished" not in err   # no wait on the worker that could not start
     assert stored(folder) == stored(local_league)   # all played, as if nothing happened
+
+
+def test_a_league_whose_ray_head_is_lost_stops_in_one_line_and_resumes_elsewhere(
+        local_league, league, tmp_path):
+    # The head (the cluster's GCS) lost with every CPU: the workers die and none can start
+    # again. The league says so in one line within seconds (Ray would end it a minute later
+    # with a line of its own), keeps what it stored, and resumes on local workers.
+    folder = tmp_path / "head-lost"
+    with league_on_cluster(tmp_path, league, folder, nodes=1, cpus=2) as (cluster, running):
+        assert bots_of(set(running.worker_pids(2).values()))
+        cluster.lose(0)
+        started = time.monotonic()
+        err = running.finish(timeout=120, code=2)
+        took = time.monotonic() - started
+    errors = [line for line in err.splitlines() if line.startswith("arena: error:")]
+    assert len(errors) == 1 and "lost the Ray cluster: its head (GCS at" in errors[0], err
+    assert "resume the league" in errors[0] and "Traceback" not in err
+    assert took < 50, took   # before Ray's own minute is up
+    assert len(stored(folder)) < len(stored(local_league))
+    resumed = arena("league", "resume", folder)
+    assert resumed.returncode == 0, resumed.stderr
+    assert stored(folder) == stored(local_league)
 
 
 def test_a_bad_ray_address_is_one_line_and_creates_nothing(league, tmp_path):

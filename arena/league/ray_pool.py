@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 
 STALL_NOTE_SECONDS = 60.0
 """After this long without a finished match, say what the cluster is short of."""
+HEAD_CHECK_SECONDS = 10.0
+"""After this long without a finished match, ask whether the cluster's head still answers:
+a driver that lost it waits in vain, and Ray ends it a minute later with a line of its own."""
 CLOSE_SECONDS = 10.0
 """How long actors get to end their bots when a pool closes, before they are killed."""
 CHECK_SECONDS = 900.0
@@ -393,6 +396,7 @@ class RayTransport(Transport):
         self.actors: dict[int, Any] = {}
         self.in_flight: dict[Any, tuple[int, MatchSpec]] = {}   # ObjectRef -> (worker, spec)
         self.starting: dict[Any, int] = {}   # ObjectRef of a new actor's pid -> its worker
+        self.head = ray.get_runtime_context().gcs_address   # HOST:PORT of the cluster's GCS
 
     def ship(self, plan: RunPlan) -> dict[str, Any] | None:
         """The bundles of `plan`'s bot versions, each packed and put into the object store
@@ -441,15 +445,24 @@ class RayTransport(Transport):
 
     def next_event(self) -> Done | Died | Ready:
         ray = self.ray
+        waited = 0.0
         while True:
             ready, _ = ray.wait([*self.in_flight, *self.starting], num_returns=1,
-                                timeout=STALL_NOTE_SECONDS)
+                                timeout=HEAD_CHECK_SECONDS)
             if ready:
                 break
-            waiting = f"; {len(self.starting)} worker(s) wait for one" if self.starting else ""
-            log.warning("no match finished in %.0f s; Ray has %s CPUs free of %s%s",
-                        STALL_NOTE_SECONDS, ray.available_resources().get("CPU", 0),
-                        ray.cluster_resources().get("CPU", 0), waiting)
+            if not self.head_answers():
+                raise HostError(f"lost the Ray cluster: its head (GCS at {self.head}) does not "
+                                "answer; finished matches are stored: resume the league once "
+                                "the cluster is back")
+            waited += HEAD_CHECK_SECONDS
+            if waited >= STALL_NOTE_SECONDS:
+                waited = 0.0
+                waiting = f"; {len(self.starting)} worker(s) wait for one" \
+                    if self.starting else ""
+                log.warning("no match finished in %.0f s; Ray has %s CPUs free of %s%s",
+                            STALL_NOTE_SECONDS, ray.available_resources().get("CPU", 0),
+                            ray.cluster_resources().get("CPU", 0), waiting)
         if ready[0] in self.starting:
             index = self.starting.pop(ready[0])
             try:
@@ -473,11 +486,26 @@ class RayTransport(Transport):
                 raise LeagueError(str(cause).splitlines()[-1]) from None
             raise
 
+    def head_answers(self) -> bool:
+        """Whether the cluster's head takes a connection: Ray's own calls would wait a minute
+        for one that is gone, and then end this process."""
+        host, _, port = self.head.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except (OSError, ValueError):
+            return False
+        return True
+
     def close(self, at_once: bool) -> None:
         """Ends the actors: after their matches, each ending its bots (`__ray_shutdown__`),
         or `at_once` with ray.kill (its reaper ends its bots then); one that does not end
         within CLOSE_SECONDS is killed."""
         try:
+            if not self.head_answers():   # each call below would wait for it in vain
+                log.warning("the Ray cluster's head (GCS at %s) does not answer: its actors "
+                            "and their bots end when their nodes give it up (within a "
+                            "minute)", self.head)
+                return
             if not at_once:   # not an actor still waiting to run: it never would
                 waiting = set(self.starting.values())
                 ending = [actor.__ray_terminate__.remote()
