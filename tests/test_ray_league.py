@@ -220,6 +220,22 @@ def test_a_league_whose_ray_head_is_lost_stops_in_one_line_and_resumes_elsewhere
     assert stored(folder) == stored(local_league)
 
 
+def test_a_head_answers_when_it_takes_a_connection_ipv4_or_ipv6():
+    from arena.league.ray_pool import RayTransport
+    transport = RayTransport.__new__(RayTransport)   # only its head's address is read
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            server = socket.create_server((host, 0), family=family)
+        except OSError:   # a machine without IPv6
+            assert family == socket.AF_INET6
+            continue
+        with server:
+            port = server.getsockname()[1]
+            transport.head = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            assert transport.head_answers()
+        assert not transport.head_answers()   # closed: nothing takes it now
+
+
 def test_a_bad_ray_address_is_one_line_and_creates_nothing(league, tmp_path):
     folder = tmp_path / "never"
     refused = arena(*league, "--executor", "ray", "--ray-address", "127.0.0.1:1",

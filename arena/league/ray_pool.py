@@ -491,7 +491,7 @@ class RayTransport(Transport):
         for one that is gone, and then end this process."""
         host, _, port = self.head.rpartition(":")
         try:
-            socket.create_connection((host, int(port)), timeout=5).close()
+            socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
         except (OSError, ValueError):
             return False
         return True
