@@ -147,10 +147,13 @@ def test_a_ray_worker_killed_mid_league_is_replaced_and_nothing_is_lost(local_le
     folder = tmp_path / "ray-killed"
     running = RunningLeague([*league, "--executor", "ray", "--out", folder])
     try:
-        os.kill(running.worker_pids(1)[0], signal.SIGKILL)
+        worker, pid = next(iter(running.worker_pids(1).items()))   # the first that runs
+        assert bots_of({pid})   # a match in play: it holds matches to replay
+        os.kill(pid, signal.SIGKILL)
     finally:
         err = running.finish()
-    assert re.search(r"Ray league worker 0 died \(.*\); playing its [12] unfinished", err), err
+    assert re.search(rf"Ray league worker {worker} died \(.*\); playing its [12] unfinished",
+                     err), err
     assert stored(folder) == stored(local_league)
 
 

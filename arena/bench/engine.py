@@ -111,7 +111,7 @@ def measure(game_id: str, players: int, seconds: float) -> Figure:
     cpu = max(engine_run.cpu, 1e-6)
     plain_rate = None if plain is None else round(plain_run.plies / max(plain_run.cpu, 1e-6), 1)
     return Figure(game_id, players, engine_run.games, engine_run.plies, round(engine_run.wall, 3),
-                  round(cpu, 3), round(engine_run.plies / cpu, 1),
+                  round(cpu, 6), round(engine_run.plies / cpu, 1),
                   round(engine_run.games / cpu, 2), TARGETS.get((game_id, players)), plain_rate)
 
 
