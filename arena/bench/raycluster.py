@@ -124,30 +124,38 @@ class LocalCluster:
                 time.sleep(0.2)
 
     def members(self, node: int | None = None) -> set[int]:
-        """Every live process of the nodes (or of node `node`): those of the groups their
-        `ray start` leads, and what those started (Ray's workers, its actors among them, and
-        their bots)."""
+        """Every live process of the nodes (or of node `node`): those of the sessions their
+        `ray start` leads (Ray puts each worker in a process group of its own), and what
+        those started (Ray's workers, its actors among them, and their bots)."""
         chosen = self.processes if node is None else self.processes[node:node + 1]
-        leaders = _in_groups({process.pid for process in chosen})
+        leaders = _in_sessions({process.pid for process in chosen})
         return leaders | descendants(leaders)
 
     def lose(self, node: int) -> None:
         """Node `node` dies at once, as a machine that loses its power: SIGKILL to every
-        process of its group. What it started outside the group dies with its parent or
-        its reaper, as on a machine whose arena processes are killed."""
-        os.killpg(self.processes[node].pid, signal.SIGKILL)
+        process of its session. What it started outside the session (sandboxed bots) dies
+        with its parent or its reaper, as on a machine whose arena processes are killed."""
+        _kill(_in_sessions({self.processes[node].pid}), signal.SIGKILL)
 
     def stop(self) -> None:
-        """Ends the nodes, the last started first: SIGTERM to each group, SIGKILL to what is
-        left after STOP_SECONDS; then removes Ray's temporary folder."""
+        """Ends the nodes, the last started first: SIGTERM to each `ray start` group, SIGKILL
+        to what is left of its session after STOP_SECONDS (a worker in a group of its own,
+        still starting, would outlive the group and write into the folder removed here);
+        then removes Ray's temporary folder."""
         for process in reversed(self.processes):
             for sig, wait in ((signal.SIGTERM, STOP_SECONDS), (signal.SIGKILL, 10.0)):
-                try:
-                    os.killpg(process.pid, sig)
-                except ProcessLookupError:
+                left = _in_sessions({process.pid})
+                if not left:
                     break
+                if sig == signal.SIGTERM:
+                    try:
+                        os.killpg(process.pid, sig)
+                    except ProcessLookupError:
+                        pass
+                else:
+                    _kill(left, sig)
                 deadline = time.monotonic() + wait
-                while _in_groups({process.pid}) and time.monotonic() < deadline:
+                while _in_sessions({process.pid}) and time.monotonic() < deadline:
                     time.sleep(0.2)
             try:
                 process.wait(timeout=10)
@@ -163,16 +171,24 @@ class LocalCluster:
         self.stop()
 
 
-def _in_groups(leaders: set[int]) -> set[int]:
-    """The running processes (zombies aside) of the groups `leaders` lead."""
+def _in_sessions(leaders: set[int]) -> set[int]:
+    """The running processes (zombies aside) of the sessions `leaders` lead."""
     found = set()
     for entry in Path("/proc").iterdir():
         try:
             if not entry.name.isdigit():
                 continue
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            if int(fields[2]) in leaders and fields[0] != "Z":
+            if int(fields[3]) in leaders and fields[0] != "Z":
                 found.add(int(entry.name))
         except (OSError, IndexError, ValueError):
             pass
     return found
+
+
+def _kill(pids: set[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:   # ended meanwhile
+            pass
