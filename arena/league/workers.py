@@ -244,8 +244,9 @@ class Dispatcher(Executor):
 
     Each worker holds at most AHEAD specs (one playing, one waiting), so a fast worker takes
     more matches than a slow one and a stopped league loses at most AHEAD per worker. A worker
-    that dies is started again and replays the matches it held, at most MAX_RESTARTS times
-    per run.
+    that dies is started again, at most MAX_RESTARTS times per run, and the matches it held
+    go to whichever worker frees up first: a worker that waits to start (`wait_to_start`)
+    is handed none until it runs.
 
     With `keep` (the service), the workers and their bot pools stay up between runs, each
     run handing them its plan; `close()` ends them. A run that ends early (an error, a
