@@ -82,18 +82,27 @@ def _ray():
     return ray
 
 
+def _connect_error(address: str) -> OSError | ValueError | None:
+    """Why HOST:PORT (an IPv6 host in brackets) takes no connection within 5 s; None if it
+    takes one."""
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except (OSError, ValueError) as error:
+        return error
+    return None
+
+
 def _check_reachable(address: str) -> None:
     """Ray waits minutes for an address that does not answer: fail fast on a plain
     HOST:PORT that refuses or times out."""
     if "://" in address or address == "auto":
         return
-    host, _, port = address.rpartition(":")
-    try:
-        socket.create_connection((host, int(port)), timeout=5).close()
-    except (OSError, ValueError) as error:
+    error = _connect_error(address)
+    if error is not None:
         raise LeagueError(f"cannot reach the Ray cluster at {address} "
                           f"({getattr(error, 'strerror', None) or error}): check --ray-address "
-                          "(HOST:PORT of the cluster's head node)") from None
+                          "(HOST:PORT of the cluster's head node)")
 
 
 def _local_token() -> str | None:
@@ -135,6 +144,11 @@ def _check_token(address: str) -> bool:
         f"{' (the one found here is refused)' if token else ''}: set "
         "RAY_AUTH_TOKEN to the cluster's token (or put it in ~/.ray/auth_token) and "
         "RAY_AUTH_MODE=token, and run again")
+
+
+def _died(index: int, error: Exception) -> Died:
+    """Worker `index`'s actor died, in the first line of Ray's words."""
+    return Died(index, str(error).splitlines()[0] if str(error) else "actor died")
 
 
 class LeagueWorker:
@@ -325,9 +339,7 @@ class RayPool(Dispatcher):
         transport = self._transport
         if not (self.portable and isinstance(transport, RayTransport)):
             return None
-        waiting = set(transport.starting.values())   # not one waiting for a CPU to run
-        actors = [actor for index, actor in list(transport.actors.items())
-                  if index not in waiting]
+        actors = list(transport.running().values())   # not one waiting for a CPU to run
         if not actors:
             return None
         actor = actors[next(self._next_checker) % len(actors)]
@@ -469,7 +481,7 @@ class RayTransport(Transport):
                 log.info("%s %d is pid %d", self.noun, index, ray.get(ready[0]))
                 return Ready(index)
             except ray.exceptions.RayActorError as error:
-                return Died(index, str(error).splitlines()[0] if str(error) else "actor died")
+                return _died(index, error)
         index, _spec = self.in_flight.pop(ready[0])
         try:
             return Done(index, ray.get(ready[0]))
@@ -477,7 +489,7 @@ class RayTransport(Transport):
             for ref, (held, _) in list(self.in_flight.items()):
                 if held == index:   # the dead actor's other calls fail too: forget them now
                     del self.in_flight[ref]
-            return Died(index, str(error).splitlines()[0] if str(error) else "actor died")
+            return _died(index, error)
         except ray.exceptions.RayTaskError as error:
             cause = error.as_instanceof_cause()
             if isinstance(cause, HostError):
@@ -489,12 +501,14 @@ class RayTransport(Transport):
     def head_answers(self) -> bool:
         """Whether the cluster's head takes a connection: Ray's own calls would wait a minute
         for one that is gone, and then end this process."""
-        host, _, port = self.head.rpartition(":")
-        try:
-            socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
-        except (OSError, ValueError):
-            return False
-        return True
+        return _connect_error(self.head) is None
+
+    def running(self) -> dict[int, Any]:
+        """Worker -> its actor, for the actors that run (not waiting for a CPU). Read by the
+        service's admission thread too: the copies are taken in C, under the GIL."""
+        waiting = set(self.starting.values())
+        return {index: actor for index, actor in list(self.actors.items())
+                if index not in waiting}
 
     def close(self, at_once: bool) -> None:
         """Ends the actors: after their matches, each ending its bots (`__ray_shutdown__`),
@@ -507,9 +521,7 @@ class RayTransport(Transport):
                             "minute)", self.head)
                 return
             if not at_once:   # not an actor still waiting to run: it never would
-                waiting = set(self.starting.values())
-                ending = [actor.__ray_terminate__.remote()
-                          for index, actor in self.actors.items() if index not in waiting]
+                ending = [actor.__ray_terminate__.remote() for actor in self.running().values()]
                 self.ray.wait(ending, num_returns=len(ending), timeout=CLOSE_SECONDS)
             for actor in self.actors.values():
                 self.ray.kill(actor)   # a no-op for an actor that has ended
