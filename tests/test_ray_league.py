@@ -26,6 +26,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from arena.bench.raycluster import program
 from arena.league.store import DB_NAME, Store
 from orphans import assert_all_gone, bot_cgroups, members
 
@@ -212,9 +213,8 @@ def test_a_league_whose_ray_head_is_lost_stops_in_one_line_and_resumes_elsewhere
     with league_on_cluster(tmp_path, league, folder, nodes=1, cpus=2) as (cluster, running):
         actors = set(running.worker_pids(2).values())
         assert bots_of(actors)
-        gcs = [pid for pid in cluster.members(0) if _program(pid) == "gcs_server"]
-        assert len(gcs) == 1, gcs   # the cluster's own, one of the processes it started
-        for pid in [*gcs, *actors]:
+        cluster.lose_head()   # the cluster's own GCS, one of the processes it started
+        for pid in actors:
             os.kill(pid, signal.SIGKILL)
         started = time.monotonic()
         err = running.finish(timeout=120, code=2)
@@ -230,8 +230,7 @@ def test_a_league_whose_ray_head_is_lost_stops_in_one_line_and_resumes_elsewhere
 
 
 def test_a_head_answers_when_it_takes_a_connection_ipv4_or_ipv6():
-    from arena.league.ray_pool import RayTransport
-    transport = RayTransport.__new__(RayTransport)   # only its head's address is read
+    from arena.league.ray_cluster import Head
     for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
         try:
             server = socket.create_server((host, 0), family=family)
@@ -240,9 +239,9 @@ def test_a_head_answers_when_it_takes_a_connection_ipv4_or_ipv6():
             continue
         with server:
             port = server.getsockname()[1]
-            transport.head = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-            assert transport.head_answers()
-        assert not transport.head_answers()   # closed: nothing takes it now
+            head = Head(f"[{host}]:{port}" if ":" in host else f"{host}:{port}", "wait")
+            assert head.answers()
+        assert not head.answers()   # closed: nothing takes it now
 
 
 def test_a_bad_ray_address_is_one_line_and_creates_nothing(league, tmp_path):
@@ -318,18 +317,10 @@ class ForeignCluster:
 
     def core(self) -> set[int]:
         """Its long-lived servers (GCS, raylet): what a league joining it would be seen by."""
-        return {pid for pid in self.members() if _program(pid) in ("gcs_server", "raylet")}
+        return {pid for pid in self.members() if program(pid) in ("gcs_server", "raylet")}
 
     def drivers_logged(self) -> list[Path]:
         return list(self.temp_dir.glob("session_*/logs/python-core-driver-*"))
-
-
-def _program(pid: int) -> str:
-    """The file name of the program a process runs ('' if it is gone)."""
-    try:
-        return Path(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()).name
-    except OSError:
-        return ""
 
 
 def free_port() -> int:

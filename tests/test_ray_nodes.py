@@ -26,6 +26,7 @@ from arena.errors import HostError
 from arena.league.bundles import NodeCache, pack_version
 from arena.league.nodelogs import TRUNCATED, LogShipper, append_logs
 from arena.serve.uploads import pack_folder
+from orphans import assert_all_gone
 from serving import PACED, SAMPLES, Service, arena, free_port, make_bot, random_player
 
 
@@ -250,3 +251,72 @@ def test_a_service_plays_on_two_nodes_that_share_nothing_with_it_but_ray(tmp_pat
         assert set(NodeCache(node).versions()) <= versions, index
         assert len(NodeCache(node).versions()) >= 3, index
         assert not node.is_relative_to(data) and not data.is_relative_to(node)
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+@pytest.mark.sandbox
+def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_back(tmp_path):
+    # The head's GCS lost (killed, as by the OOM killer), its node's raylet alive: Ray's core
+    # ends a driver a minute after losing its head. The service leaves Ray within seconds
+    # instead, pauses its ladder (no match charged to a bot), keeps serving its pages past
+    # that minute, and joins the cluster again once a head answers at the same address.
+    from arena.bench.raycluster import LocalCluster
+    cluster = LocalCluster(tmp_path / "cluster", nodes=1, cpus=2).start()
+    back = None
+    data = tmp_path / "data"
+    service = Service(data, free_port(), tmp_path / "serve.log",
+                      ["--executor", "ray", "--ray-address", cluster.address,
+                       "--move-time", "2", *PACED], env=cluster.auth)
+    stored = lambda: query(data, "SELECT COUNT(*) FROM matches")[0][0]   # noqa: E731
+    try:
+        for author in ("ann", "ben"):
+            service.add_author(author)
+        service.start()
+        for author, bot in (("ann", "random"), ("ben", "greedy")):
+            status, answer = service.upload(pack_folder(SAMPLES / bot), service.tokens[author])
+            assert status == 202, answer
+            assert service.verdict(answer["id"], service.tokens[author])["status"] == "admitted"
+        wait_until(lambda: stored() >= 6, 60, service, "too few matches before the loss")
+
+        cluster.lose_head()
+        lost = time.monotonic()
+        wait_until(lambda: "Ray: left the cluster whose head" in service.log.read_text(), 40,
+                   service, "the service did not leave the lost cluster")
+        left = time.monotonic() - lost
+        lost_cluster = cluster.members()
+        cluster.stop()   # what was left of it, its raylet among them
+        # The ladder's pause ends, the cluster is not back: paused for longer. Once a head
+        # answers, the service joins it within seconds, not at the end of that pause.
+        wait_until(lambda: "still does not answer" in service.log.read_text(), 60, service,
+                   "no try to join the cluster again")
+        up, before = time.monotonic(), stored()
+        back = LocalCluster(tmp_path / "back", nodes=1, cpus=2, port=cluster.port,
+                            token=cluster.auth["RAY_AUTH_TOKEN"]).start()
+        wait_until(lambda: stored() >= before + 4, 120, service, "no match after the return")
+        again = time.monotonic() - up
+        assert again < 40   # the pause it was in ends some 50 s after
+        print(f"lost head: Ray left {left:.1f} s after the loss; 4 matches {again:.1f} s "
+              "after a head started again")
+        log = service.log.read_text()
+        assert f"Ray: joined the cluster at {cluster.address} again" in log, log[-3000:]
+        assert re.search(r"ladder mandala-2p paused for \d+ s by a fault of the host, not of "
+                         r"any bot: lost the Ray cluster: its head \(GCS at [^)]+\) does not "
+                         "answer", log), log[-3000:]
+        assert "Traceback" not in log
+
+        while time.monotonic() - lost < 65:   # Ray's minute is over: the service lives on
+            wait_until(lambda: True, 1, service, "the service ended")
+            time.sleep(1)
+        status, ladders = service.request("/api/ladders")
+        assert status == 200, ladders
+        assert query(data, "SELECT COUNT(*) FROM matches WHERE forfeit_seat IS NOT NULL"
+                     ) == [(0,)]
+        service.process.send_signal(signal.SIGTERM)
+        service.process.wait(timeout=60)
+    finally:
+        service.stop()
+        cluster.stop()
+        if back is not None:
+            back.stop()
+    assert_all_gone(lost_cluster, lost_cluster)   # its actors' bots, and their cgroups

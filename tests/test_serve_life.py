@@ -180,6 +180,37 @@ def test_a_host_fault_pauses_the_ladder_and_its_matches_are_played_later_uncharg
     assert any("plays again" in record.getMessage() for record in caplog.records)
 
 
+class ComesBack(ProcessPool):
+    """Local workers that say, when asked between rounds, whether a fault of the host is
+    over (as a RayPool does once it joins its lost cluster again)."""
+    back = False
+
+    def watch(self) -> bool:
+        return self.back
+
+
+def test_a_ladder_paused_by_a_fault_plays_at_once_when_the_executor_says_it_is_over(
+        tmp_path):
+    db, ladder = ladder_db(tmp_path, {"random": SAMPLES / "random", "first": SAMPLES / "first"})
+    pool = ComesBack(1, keep=True)
+    player = MatchPlayer(db, [ladder], pool, LeagueKey.new(), 1, tmp_path / "logs", seed=4,
+                         tables=2)
+    player.host_pause = 600.0
+    folder = tmp_path / "bots" / "first"
+    folder.rename(tmp_path / "moved")
+    try:
+        assert player.turn(ladder) == 0   # paused for ten minutes
+        (tmp_path / "moved").rename(folder)
+        player.watch_executor()
+        assert player.turn(ladder) == 0   # the executor has not said so: still paused
+        pool.back = True
+        player.watch_executor()
+        assert player.turn(ladder) == 4   # at once, the matches it kept
+    finally:
+        pool.close()
+    assert db.query("SELECT COUNT(*) FROM matches WHERE forfeit_seat IS NULL") == [(4,)]
+
+
 # -- capacity -------------------------------------------------------------------------------------
 
 def test_workers_are_clamped_to_the_cores_with_a_log_line(caplog):

@@ -51,17 +51,18 @@ class LocalCluster:
     """`nodes` Ray nodes of `cpus` CPUs each; node i keeps its data in `folder/node-i`."""
 
     def __init__(self, folder: Path, nodes: int = 2, cpus: int = 1, token: str | None = None,
-                 pin: bool = False):
+                 pin: bool = False, port: int | None = None):
         """`token`: the cluster's auth token (default: a new one). Ray reads the token of a
         driver once, when it is imported: a process that joins clusters one after another
         gives them all the same token, and sets `auth` in its environment before `import
-        ray`. `pin`: node i and everything it starts (actors, bots) run on this machine's
-        core i only, as on a machine of its own: `--num-cpus` only counts CPUs, it does not
-        keep a node's bots off the other cores."""
+        ray`. `port`: the head's (default: a free one; a lost cluster's, to start it again
+        where its drivers look for it). `pin`: node i and everything it starts (actors,
+        bots) run on this machine's core i only, as on a machine of its own: `--num-cpus`
+        only counts CPUs, it does not keep a node's bots off the other cores."""
         self.folder = folder
         self.nodes = nodes
         self.cpus = cpus
-        self.port = _free_port()
+        self.port = port or _free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.processes: list[subprocess.Popen] = []   # each `ray start --block`, a group leader
         self.cores = sorted(os.sched_getaffinity(0)) if pin else []
@@ -137,6 +138,13 @@ class LocalCluster:
         with its parent or its reaper, as on a machine whose arena processes are killed."""
         _kill(_in_sessions({self.processes[node].pid}), signal.SIGKILL)
 
+    def lose_head(self) -> int:
+        """The head's GCS dies (as by the OOM killer), the rest of its node lives on: its
+        raylet, and the drivers and actors attached to it. Returns the GCS server's pid."""
+        gcs, = (pid for pid in self.members(0) if program(pid) == "gcs_server")
+        os.kill(gcs, signal.SIGKILL)
+        return gcs
+
     def stop(self) -> None:
         """Ends the nodes, the last started first: SIGTERM to each `ray start` group, SIGKILL
         to what is left of its session after STOP_SECONDS (a worker in a group of its own,
@@ -184,6 +192,14 @@ def _in_sessions(leaders: set[int]) -> set[int]:
         except (OSError, IndexError, ValueError):
             pass
     return found
+
+
+def program(pid: int) -> str:
+    """The file name of the program a process runs ('' if it is gone)."""
+    try:
+        return Path(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()).name
+    except OSError:
+        return ""
 
 
 def _kill(pids: set[int], sig: int) -> None:

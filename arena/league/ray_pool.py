@@ -28,6 +28,10 @@ service's admission checks between their matches (`RayPool.check_on_worker`).
 A kept pool (`keep=True`, the service's) keeps its actors, their bots and Ray across runs,
 each run's plan riding along with its matches; an actor that ends gracefully ends its bots
 (`LeagueWorker.__ray_shutdown__`), and one killed leaves them to its process's reaper.
+
+A lost head (arena.league.ray_cluster) makes the pool leave Ray (`leave`) before Ray's core
+ends the process for it: a league stops with one line (HostError), and a kept pool joins the
+cluster again on its next run, or as soon as its head answers (`watch`, between runs).
 """
 from __future__ import annotations
 
@@ -36,9 +40,9 @@ import itertools
 import logging
 import os
 import shutil
-import socket
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
@@ -49,6 +53,8 @@ from arena.errors import ArenaError, HostError
 from arena.league.bundles import NodeCache, node_data, pack_version
 from arena.league.config import LeagueError, RunPlan
 from arena.league.nodelogs import LogShipper
+from arena.league.ray_cluster import (HEAD_CHECK_SECONDS, Head, check_reachable, check_token,
+                                      connect_error, ray_module, why)
 from arena.league.schedule import MatchSpec
 from arena.league.store import FinishedMatch
 from arena.league.workers import (Died, Dispatcher, Done, Ready, SeatSource, Transport,
@@ -59,9 +65,6 @@ log = logging.getLogger(__name__)
 
 STALL_NOTE_SECONDS = 60.0
 """After this long without a finished match, say what the cluster is short of."""
-HEAD_CHECK_SECONDS = 10.0
-"""After this long without a finished match, ask whether the cluster's head still answers:
-a driver that lost it waits in vain, and Ray ends it a minute later with a line of its own."""
 CLOSE_SECONDS = 10.0
 """How long actors get to end their bots when a pool closes, before they are killed."""
 CHECK_SECONDS = 900.0
@@ -71,79 +74,6 @@ SHIPMENTS = 16
 KEPT_BUNDLES = 256
 """Versions a portable pool keeps in Ray's object store (the most recently played): a
 version played again after that is packed and put again."""
-
-
-def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise LeagueError("the Ray executor needs Ray: pip install 'arena[ray]' "
-                          "(or leave out --executor ray)") from None
-    return ray
-
-
-def _connect_error(address: str) -> OSError | ValueError | None:
-    """Why HOST:PORT (an IPv6 host in brackets) takes no connection within 5 s; None if it
-    takes one."""
-    host, _, port = address.rpartition(":")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
-    except (OSError, ValueError) as error:
-        return error
-    return None
-
-
-def _check_reachable(address: str) -> None:
-    """Ray waits minutes for an address that does not answer: fail fast on a plain
-    HOST:PORT that refuses or times out."""
-    if "://" in address or address == "auto":
-        return
-    error = _connect_error(address)
-    if error is not None:
-        raise LeagueError(f"cannot reach the Ray cluster at {address} "
-                          f"({getattr(error, 'strerror', None) or error}): check --ray-address "
-                          "(HOST:PORT of the cluster's head node)")
-
-
-def _local_token() -> str | None:
-    """The Ray auth token this process would send, where Ray looks for one."""
-    if os.environ.get("RAY_AUTH_TOKEN"):
-        return os.environ["RAY_AUTH_TOKEN"].strip()
-    path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
-    try:
-        return path.read_text().strip() or None
-    except OSError:
-        return None
-
-
-def _check_token(address: str) -> bool:
-    """A cluster with token authentication refuses a driver without its token, but Ray says
-    only "cannot connect" after 20 s of retries: ask the cluster's GCS once without a token
-    and, if refused, once with the token Ray would send, and name the token if that is
-    refused too. True when the cluster needs the token and takes this one."""
-    if "://" in address or address == "auto":
-        return False
-    import grpc   # an Arena dependency anyway (the bot protocol)
-
-    def refused(metadata: list[tuple[str, str]]) -> bool:
-        with grpc.insecure_channel(address) as channel:
-            ask = channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetClusterId",
-                                      request_serializer=None, response_deserializer=None)
-            try:
-                ask(b"", timeout=5, metadata=metadata)
-            except grpc.RpcError as error:
-                return error.code() == grpc.StatusCode.UNAUTHENTICATED
-            return False
-    if not refused([]):
-        return False
-    token = _local_token()
-    if token and not refused([("authorization", f"Bearer {token}")]):
-        return True
-    raise LeagueError(
-        f"the Ray cluster at {address} needs its auth token"
-        f"{' (the one found here is refused)' if token else ''}: set "
-        "RAY_AUTH_TOKEN to the cluster's token (or put it in ~/.ray/auth_token) and "
-        "RAY_AUTH_MODE=token, and run again")
 
 
 def _died(index: int, error: Exception) -> Died:
@@ -266,20 +196,45 @@ class RayPool(Dispatcher):
         self._started_ray = False
         self._temp: Path | None = None   # Ray's folder, when this pool started Ray
         self._next_checker = itertools.count()
+        self._head: Head | None = None   # the joined cluster's, while joined
+        self._lost = False   # its head was lost since (`leave`): the next run joins again
+        self._retry_due = 0.0   # when `watch` next tries to join a lost cluster again
+        self._checks = 0     # admission checks waiting on Ray now (another thread's)
+        self._checks_over = threading.Condition()
 
     def connect(self, *, stay: bool = False) -> None:
         """Joins the cluster (or starts Arena's own); LeagueError in one line if it cannot,
         or if it has fewer CPUs than workers asked. Called before a league folder is
-        created, so a bad address creates nothing.
+        created, so a bad address creates nothing. After the cluster's head was lost
+        (`leave`), joins it again, or raises HostError while it does not answer.
 
         `stay`: keep Ray up after each run (a service runs many; Ray stops at exit), rather
         than stopping a local instance this pool started when its run ends."""
-        ray = _ray()
+        ray = ray_module()
         if ray.is_initialized():
+            if self._head is None:   # joined by someone else in this process (a test)
+                self._head = Head(ray.get_runtime_context().gcs_address, self._then())
             return
+        if not self._lost:
+            self._join(ray, stay)
+            return
+        error = connect_error(self.address) if self.address else None
+        if error is not None:
+            raise HostError(f"the Ray cluster at {self.address} still does not answer "
+                            f"({why(error)}) since its head was lost: {self._then()}")
+        try:
+            self._join(ray, stay)
+        except LeagueError as error:   # a cluster back, but not as it was
+            raise HostError(f"{error} (joining the Ray cluster again, its head lost before)"
+                            ) from None
+        self._lost = False
+        log.warning("Ray: joined %s again after losing its head",
+                    f"the cluster at {self.address}" if self.address else "a new local instance")
+
+    def _join(self, ray, stay: bool) -> None:
         if self.address:
-            _check_reachable(self.address)
-            if _check_token(self.address) and os.environ.get("RAY_AUTH_MODE") != "token":
+            check_reachable(self.address)
+            if check_token(self.address) and os.environ.get("RAY_AUTH_MODE") != "token":
                 # Ray's driver sends the token only in token mode; without it, Ray retries
                 # for 20 s and then reports the cluster unreachable.
                 raise LeagueError(f"the Ray cluster at {self.address} takes this token, but "
@@ -301,6 +256,47 @@ class RayPool(Dispatcher):
         if stay:
             self._started_ray = False   # no run stops it
 
+    def _then(self) -> str:
+        """What comes once a lost cluster is back."""
+        return ("its ladders play again once the cluster is back" if self.keep
+                else "resume the league once the cluster is back")
+
+    def leave(self) -> None:
+        """Leaves a cluster whose head is lost, before Ray's core ends this process for it
+        (a minute after the loss): the actors and their bots end with their nodes (a raylet
+        gives up on a lost head within a minute), and the next run joins the cluster again
+        (`connect`). Waits for the admission checks on Ray to give up first (a
+        HEAD_CHECK_SECONDS or so): Ray must not shut down under another thread's call."""
+        self._transport = None   # its actors are out of reach
+        with self._checks_over:
+            self._lost = True   # no new check starts on Ray
+            self._checks_over.wait_for(lambda: self._checks == 0,
+                                       timeout=2 * HEAD_CHECK_SECONDS)
+        head, self._head = self._head, None
+        self._stop_ray()   # seconds, even with the head gone
+        # A league stops with the lost head's error line; a service goes on, and says so.
+        log.log(logging.WARNING if self.keep else logging.INFO,
+                "Ray: left the cluster whose head (GCS at %s) was lost; %s",
+                head.address if head else "?", self._then())
+
+    def watch(self) -> bool:
+        """Between runs of a kept pool (the service idle, or its ladders paused): leaves the
+        cluster once its head is lost (no run asks it meanwhile), and joins it again once
+        its head answers. True when it has just joined again."""
+        if not self._lost:
+            if self._head is not None and self._head.lost():
+                log.warning("%s", self._head.error())
+                self.leave()
+            return False
+        if time.monotonic() < self._retry_due:
+            return False
+        self._retry_due = time.monotonic() + HEAD_CHECK_SECONDS
+        try:
+            self.connect(stay=self.keep)
+        except ArenaError:   # not back yet: the next run (or look) tries again
+            return False
+        return True
+
     def _init(self, ray) -> None:
         if self.address is None:
             # Ray would otherwise read RAY_ADDRESS in the actors it starts for us.
@@ -317,6 +313,10 @@ class RayPool(Dispatcher):
             atexit.register(self._end_at_exit)
             reaper.watch_folder(str(self._temp))   # kill -9: ends Ray's agents at once
             where["_temp_dir"] = str(self._temp)
+        # Joined again from the match thread (`connect`), Ray says it cannot set its SIGTERM
+        # handler there: the one it set the first time, from the main thread, stays.
+        hush = _NotMainThread()
+        logging.getLogger("ray._private.worker").addFilter(hush)
         try:
             ray.init(address=self.address or "local", include_dashboard=False,
                      log_to_driver=False, configure_logging=False,
@@ -327,7 +327,10 @@ class RayPool(Dispatcher):
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise LeagueError(f"cannot reach the Ray cluster at {self.address}: {error}; "
                               "check --ray-address") from None
+        finally:
+            logging.getLogger("ray._private.worker").removeFilter(hush)
         self._started_ray = True
+        self._head = Head(ray.get_runtime_context().gcs_address, self._then())
         log.info("Ray: %s, %d CPUs", f"joined {self.address}" if self.address
                  else "started a local instance", ray.cluster_resources().get("CPU", 0))
 
@@ -336,30 +339,44 @@ class RayPool(Dispatcher):
         """Runs `LeagueWorker.check` on one of this portable pool's actors (in turns), the
         version shipped through the object store; None when no actor is up yet (no batch
         played so far). HostError when the actor or its node fails meanwhile."""
-        transport = self._transport
-        if not (self.portable and isinstance(transport, RayTransport)):
-            return None
-        actors = list(transport.running().values())   # not one waiting for a CPU to run
-        if not actors:
-            return None
+        with self._checks_over:
+            transport, head = self._transport, self._head
+            if self._lost or head is None or not (
+                    self.portable and isinstance(transport, RayTransport)):
+                return None
+            actors = list(transport.running().values())   # not one waiting for a CPU to run
+            if not actors:
+                return None
+            self._checks += 1   # Ray stays joined until it is over (`leave`)
         actor = actors[next(self._next_checker) % len(actors)]
-        ray = _ray()
+        ray = ray_module()
         try:
             bundle = [transport.bundle(folder, version)]
-            return ray.get(actor.check.remote(check, version, bundle, *args),
-                           timeout=CHECK_SECONDS)
-        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as error:
+            call = actor.check.remote(check, version, bundle, *args)
+            deadline = time.monotonic() + CHECK_SECONDS
+            while not ray.wait([call], timeout=HEAD_CHECK_SECONDS)[0]:
+                if self._lost or not head.answers():
+                    raise head.error()
+                if time.monotonic() >= deadline:
+                    raise HostError(f"the Ray actor checking it did not answer within "
+                                    f"{CHECK_SECONDS:.0f} s")
+            return ray.get(call)
+        except ray.exceptions.RayActorError as error:
             raise HostError(f"the Ray actor checking it failed: {error}".splitlines()[0]) \
                 from None
         except ray.exceptions.RayTaskError as error:
             raise HostError(str(error.as_instanceof_cause()).splitlines()[-1]) from None
+        finally:
+            with self._checks_over:
+                self._checks -= 1
+                self._checks_over.notify_all()
 
     def shutdown(self) -> None:
         if self._started_ray:
             self._stop_ray()
 
     def _stop_ray(self) -> None:
-        _ray().shutdown()
+        ray_module().shutdown()
         self._started_ray = False
         if self._temp is not None:
             shutil.rmtree(self._temp, ignore_errors=True)
@@ -375,15 +392,21 @@ class RayPool(Dispatcher):
     def cpus(self) -> int:
         """The CPUs of the cluster (joined or started first)."""
         self.connect(stay=self.keep)
-        return int(_ray().cluster_resources().get("CPU", 0))
+        return int(ray_module().cluster_resources().get("CPU", 0))
 
     def open(self, plan: RunPlan) -> tuple[Transport, int]:
         self.connect(stay=self.keep)
-        ray = _ray()
+        ray = ray_module()
         count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         # A kept pool's Ray stays up between runs (it stops at exit); a league's stops after.
-        return RayTransport(ray, plan, on_close=(lambda: None) if self.keep
-                            else self.shutdown, portable=self.portable), count
+        return RayTransport(ray, plan, self._head, on_close=(lambda: None) if self.keep
+                            else self.shutdown, on_lost=self.leave,
+                            portable=self.portable), count
+
+
+class _NotMainThread(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "not the main thread" not in record.getMessage()
 
 
 class RayTransport(Transport):
@@ -392,10 +415,14 @@ class RayTransport(Transport):
     noun = "Ray league worker"
     wait_to_start = True   # an actor waits for a free CPU: for ever, if its node was lost
 
-    def __init__(self, ray, plan: RunPlan, on_close, portable: bool = False):
+    def __init__(self, ray, plan: RunPlan, head: Head, on_close: Callable[[], None],
+                 on_lost: Callable[[], None], portable: bool = False):
+        """`on_lost`: leaves Ray, once its head is lost (`RayPool.leave`)."""
         self.ray = ray
         self.plan = plan
+        self.head = head
         self.on_close = on_close
+        self.on_lost = on_lost
         self.kept: OrderedDict[str, Any] | None = OrderedDict() if portable else None
         """A portable pool's bundles: version -> ObjectRef, the most recently played last."""
         self.lock = threading.Lock()   # the match thread and the admission thread ship
@@ -408,7 +435,6 @@ class RayTransport(Transport):
         self.actors: dict[int, Any] = {}
         self.in_flight: dict[Any, tuple[int, MatchSpec]] = {}   # ObjectRef -> (worker, spec)
         self.starting: dict[Any, int] = {}   # ObjectRef of a new actor's pid -> its worker
-        self.head = ray.get_runtime_context().gcs_address   # HOST:PORT of the cluster's GCS
 
     def ship(self, plan: RunPlan) -> dict[str, Any] | None:
         """The bundles of `plan`'s bot versions, each packed and put into the object store
@@ -457,19 +483,18 @@ class RayTransport(Transport):
 
     def next_event(self) -> Done | Died | Ready:
         ray = self.ray
-        waited = 0.0
+        quiet_since = time.monotonic()
         while True:
+            # Its head is asked whatever comes back: nodes that live on without it may go on
+            # finishing matches until Ray ends this process.
             ready, _ = ray.wait([*self.in_flight, *self.starting], num_returns=1,
-                                timeout=HEAD_CHECK_SECONDS)
+                                timeout=max(0.0, self.head.due - time.monotonic()))
+            if self.head.lost():
+                raise self.head.error()
             if ready:
                 break
-            if not self.head_answers():
-                raise HostError(f"lost the Ray cluster: its head (GCS at {self.head}) does not "
-                                "answer; finished matches are stored: resume the league once "
-                                "the cluster is back")
-            waited += HEAD_CHECK_SECONDS
-            if waited >= STALL_NOTE_SECONDS:
-                waited = 0.0
+            if time.monotonic() - quiet_since >= STALL_NOTE_SECONDS:
+                quiet_since = time.monotonic()
                 waiting = f"; {len(self.starting)} worker(s) wait for one" \
                     if self.starting else ""
                 log.warning("no match finished in %.0f s; Ray has %s CPUs free of %s%s",
@@ -498,11 +523,6 @@ class RayTransport(Transport):
                 raise LeagueError(str(cause).splitlines()[-1]) from None
             raise
 
-    def head_answers(self) -> bool:
-        """Whether the cluster's head takes a connection: Ray's own calls would wait a minute
-        for one that is gone, and then end this process."""
-        return _connect_error(self.head) is None
-
     def running(self) -> dict[int, Any]:
         """Worker -> its actor, for the actors that run (not waiting for a CPU). Read by the
         service's admission thread too: the copies are taken in C, under the GIL."""
@@ -515,10 +535,11 @@ class RayTransport(Transport):
         or `at_once` with ray.kill (its reaper ends its bots then); one that does not end
         within CLOSE_SECONDS is killed."""
         try:
-            if not self.head_answers():   # each call below would wait for it in vain
+            if not self.head.answers():   # each call below would wait for it in vain
                 log.warning("the Ray cluster's head (GCS at %s) does not answer: its actors "
                             "and their bots end when their nodes give it up (within a "
-                            "minute)", self.head)
+                            "minute)", self.head.address)
+                self.on_lost()
                 return
             if not at_once:   # not an actor still waiting to run: it never would
                 ending = [actor.__ray_terminate__.remote() for actor in self.running().values()]

@@ -333,6 +333,12 @@ class Dispatcher(Executor):
         next waits behind it), as another thread may ask while a run goes on."""
         return [job[1].id for held in list(self._handed.values()) for job in held[:1]]
 
+    def watch(self) -> bool:
+        """Looks after what a kept executor holds between runs (the service calls it while
+        idle); True when a fault of the host that held its runs back is over. Nothing here:
+        RayPool leaves a cluster whose head is lost, and joins it again once it is back."""
+        return False
+
     def close(self) -> None:
         """Ends the workers a kept executor holds between runs, and their bots."""
         transport, self._transport = self._transport, None

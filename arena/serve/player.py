@@ -65,6 +65,9 @@ HOST_PAUSE = 30.0
 MAX_PAUSE = 600.0
 ERROR_PAUSE = 5.0
 """Seconds to wait after any other failed batch."""
+WATCH_SECONDS = 5.0
+"""The longest the thread waits for its pace without looking after its executor
+(`Dispatcher.watch`: a Ray cluster whose head is lost must be left within a minute)."""
 
 
 def table_specs(ladder: Ladder, key: LeagueKey, table_no: int,
@@ -175,8 +178,9 @@ class MatchPlayer(threading.Thread):
             for ladder in self.ladders:
                 refit(self.db, ladder.id)
             while not self.stopping.is_set():
+                self.watch_executor()
                 if (wait := self.pace.wait()) > 0:
-                    self.stopping.wait(wait)
+                    self.stopping.wait(min(wait, WATCH_SECONDS))
                     continue
                 self.news.clear()
                 played = self.turn(*self.ladders)
@@ -186,6 +190,15 @@ class MatchPlayer(threading.Thread):
                     self.news.wait(IDLE_WAIT)
         finally:
             self.executor.close()   # the workers end their bots (thawed first)
+
+    def watch_executor(self) -> None:
+        """Lets the executor look after what it keeps between rounds (`Dispatcher.watch`);
+        when it says a fault of the host is over (a lost Ray cluster joined again), the
+        ladders it paused play at once rather than at their pause's end."""
+        if self.executor.watch():
+            now = time.monotonic()
+            self.paused = {ladder_id: dataclasses.replace(pause, until=now)
+                           for ladder_id, pause in self.paused.items()}
 
     def turn(self, *ladders: Ladder) -> int:
         """Plays one round: a batch of each of `ladders` not paused, all dealt together.
