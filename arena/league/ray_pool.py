@@ -485,12 +485,13 @@ class RayTransport(Transport):
         ray = self.ray
         quiet_since = time.monotonic()
         while True:
-            # Its head is asked whatever comes back: nodes that live on without it may go on
-            # finishing matches until Ray ends this process.
-            ready, _ = ray.wait([*self.in_flight, *self.starting], num_returns=1,
-                                timeout=max(0.0, self.head.due - time.monotonic()))
+            # Its head is asked whatever comes back (nodes that live on without it may go on
+            # finishing matches until Ray ends this process), before a wait: what is ready
+            # by then is taken.
             if self.head.lost():
                 raise self.head.error()
+            ready, _ = ray.wait([*self.in_flight, *self.starting], num_returns=1,
+                                timeout=max(0.0, self.head.due - time.monotonic()))
             if ready:
                 break
             if time.monotonic() - quiet_since >= STALL_NOTE_SECONDS:
