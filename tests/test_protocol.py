@@ -158,13 +158,14 @@ def test_bench_protocol_prints_the_paths_the_floors_the_patterns_and_the_ratio()
     paths = [row["path"].split(" ")[0] for row in figures["results"]]
     assert paths == ["in-process", "arena", "pipe-json", "pipe-ping",
                      "grpc-sync", "grpc-aio", "grpc-aio-no-ee",
-                     "grpc-sync-handoff", "grpc-aio-handoff", "grpc-sync-handoff-working"]
+                     "grpc-sync-handoff", "grpc-aio-handoff", "grpc-sync-handoff-working",
+                     "grpc-unary-ask"]
     assert all(row["decisions"] == 100 and row["median_us"] > 0 for row in figures["results"])
     measured = {row["path"].split(" ")[0]: row for row in figures["results"]}
     # CPU on both sides, exact: the arena's from its cgroup and process clock, a floor's from
     # its processes' threads (not in 10 ms ticks, which 100 short decisions may not reach).
     for path in ("arena", "grpc-sync", "grpc-aio", "grpc-aio-no-ee", "grpc-sync-handoff",
-                 "grpc-aio-handoff", "grpc-sync-handoff-working"):
+                 "grpc-aio-handoff", "grpc-sync-handoff-working", "grpc-unary-ask"):
         assert measured[path]["arena_cpu_us"] > 0 and measured[path]["bot_cpu_us"] > 0, path
     assert figures["fastest_floor"].endswith("(floor)")   # never a handoff pattern
     assert figures["arena_over_floor"] > 0 and figures["arena_over_pipe_json"] > 0

@@ -24,6 +24,10 @@ thread costs, and which way of serving costs less.
   work and no more. Against `sync-handoff` it shows what that work costs on this machine,
   which may be several times its own length: a core that idles between wake-ups pays for
   being woken (a virtual machine's exit to its host, where the guest does not poll).
+- `unary-ask`: the protocol turned around, the bot serving: the asking thread makes one
+  unary call per ask on a synchronous channel (gRPC polls for it in that very thread: no
+  hand-over) to a `grpc.aio` server that answers. The way a decision would cost least
+  from a thread that asks, were bots servers rather than clients.
 
 `FloorPair(mode)` starts the two processes; `round_trips(n)` has the server make `n` more
 round trips and returns their times, so a benchmark can interleave a floor with other paths
@@ -50,7 +54,7 @@ from arena.bench import threadcpu
 from arena.sandbox import scratch
 
 MODES = ("sync", "aio", "aio-no-ee")
-PATTERNS = ("sync-handoff", "aio-handoff", "sync-handoff-working")
+PATTERNS = ("sync-handoff", "aio-handoff", "sync-handoff-working", "unary-ask")
 WORK_US = {"ask": 26, "after": 12, "answer": 17}
 """What `sync-handoff-working` computes around each round trip, in µs of spinning: about the
 Python work of a decision of the random sample bot, measured warm in-process (2026-12-04).
@@ -61,6 +65,7 @@ the move and its reply 3)."""
 ASK_BYTES = 600      # about an act request of mandala
 ANSWER_BYTES = 20    # about a move reply
 METHOD = "/floor.Floor/Play"
+ASK_METHOD = "/floor.Floor/Ask"   # unary-ask's: an empty ask ends the answering server
 TIMEOUT = 120.0      # seconds a pair may take before it is a failure
 PARENT_VARIABLE = "ARENA_FLOOR_PARENT"   # the bench's pid, for its floors to die with it
 
@@ -91,7 +96,8 @@ class FloorPair:
         env = {**environment(mode), PARENT_VARIABLE: str(os.getpid())}
         self.server = subprocess.Popen(command + ["serve", mode, socket], env=env, text=True,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        client_mode = "aio-no-ee" if mode in PATTERNS else mode
+        client_mode = mode if mode == "unary-ask" else "aio-no-ee" if mode in PATTERNS \
+            else mode
         work = [str(WORK_US["answer"])] if mode == "sync-handoff-working" else []
         try:
             self.client = subprocess.Popen(command + ["connect", client_mode, socket, *work],
@@ -141,6 +147,9 @@ def _report(seconds: list[float]) -> None:
 
 
 def _serve(mode: str, socket: str) -> None:
+    if mode == "unary-ask":
+        _ask_unary(socket)
+        return
     if mode in PATTERNS:
         _serve_handing_over(mode, socket)
         return
@@ -272,6 +281,49 @@ def _serve_handing_over(mode: str, socket: str) -> None:
     stop()
 
 
+def _ask_unary(socket: str) -> None:
+    """unary-ask's asking end (the `serve` role: it times): a unary call per ask."""
+    import grpc
+    ask = b"a" * ASK_BYTES
+    with grpc.insecure_channel(f"unix:{socket}") as channel:
+        call = channel.unary_unary(ASK_METHOD)
+        call(ask, wait_for_ready=True, timeout=TIMEOUT)   # connected
+        for count in _counts():
+            seconds = []
+            for _ in range(count):
+                started = time.monotonic()
+                call(ask)
+                seconds.append(time.monotonic() - started)
+            _report(seconds)
+        call(b"", timeout=TIMEOUT)
+
+
+def _answer_unary(socket: str) -> None:
+    """unary-ask's answering end (the `connect` role): a grpc.aio server."""
+    import asyncio
+
+    import grpc
+    answer = b"m" * ANSWER_BYTES
+
+    async def main() -> None:
+        done = asyncio.Event()
+
+        async def ask(request, context):
+            if not request:
+                done.set()
+            return answer
+
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            "floor.Floor", {"Ask": grpc.unary_unary_rpc_method_handler(ask)}),))
+        server.add_insecure_port(f"unix:{socket}")
+        await server.start()
+        await done.wait()
+        await server.stop(grace=1.0)
+
+    asyncio.run(main())
+
+
 def _spin(micros: float) -> None:
     """Keeps this thread on its CPU for `micros` µs (0: not at all)."""
     if micros:
@@ -282,6 +334,9 @@ def _spin(micros: float) -> None:
 
 def _connect(mode: str, socket: str, work: str = "0") -> None:
     """The client: answers each ask, after `work` µs of spinning."""
+    if mode == "unary-ask":
+        _answer_unary(socket)
+        return
     import grpc
     micros = float(work)
     answer = b"m" * ANSWER_BYTES

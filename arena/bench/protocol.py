@@ -12,8 +12,9 @@
 - gRPC handoff patterns: the same stream, asked from a thread other than the server's, as a
   match runner asks: the arena's synchronous server fed by a queue, and an asyncio server on
   a loop thread of its own (arena.bench.grpc_floor.PATTERNS): what the handoff costs, and
-  which design of the arena's server costs less; and the arena's pattern with the Python
-  work of a decision on both ends (spinning as long): what that work costs on this machine.
+  which design of the arena's server costs less; the arena's pattern with the Python
+  work of a decision on both ends (spinning as long): what that work costs on this machine;
+  and the protocol turned around, the asking thread calling a bot's server once per ask.
 
 Each decision is timed with a monotonic clock around the call, as the match runner times a
 bot; the arena's also holds the bot once it has answered, as the runner does between its
