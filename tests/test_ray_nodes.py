@@ -287,11 +287,12 @@ def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_b
         lost_cluster = cluster.members()
         cluster.stop()   # what was left of it, its raylet among them
         # The ladder's pause ends, the cluster is not back: paused for longer. Once a head
-        # answers, the service joins it within seconds, not at the end of that pause.
+        # answers, the service joins it within seconds, not at the end of that pause; with
+        # one CPU of its two for now, it plays on one worker (the other waits for a CPU).
         wait_until(lambda: "still does not answer" in service.log.read_text(), 60, service,
                    "no try to join the cluster again")
         up, before = time.monotonic(), stored()
-        back = LocalCluster(tmp_path / "back", nodes=1, cpus=2, port=cluster.port,
+        back = LocalCluster(tmp_path / "back", nodes=1, cpus=1, port=cluster.port,
                             token=cluster.auth["RAY_AUTH_TOKEN"]).start()
         wait_until(lambda: stored() >= before + 4, 120, service, "no match after the return")
         again = time.monotonic() - up

@@ -223,7 +223,7 @@ class RayPool(Dispatcher):
             raise HostError(f"the Ray cluster at {self.address} still does not answer "
                             f"({why(error)}) since its head was lost: {self._then()}")
         try:
-            self._join(ray, stay)
+            self._join(ray, stay, rejoin=True)
         except LeagueError as error:   # a cluster back, but not as it was
             raise HostError(f"{error} (joining the Ray cluster again, its head lost before)"
                             ) from None
@@ -231,7 +231,10 @@ class RayPool(Dispatcher):
         log.warning("Ray: joined %s again after losing its head",
                     f"the cluster at {self.address}" if self.address else "a new local instance")
 
-    def _join(self, ray, stay: bool) -> None:
+    def _join(self, ray, stay: bool, rejoin: bool = False) -> None:
+        """`rejoin`: a lost cluster back, perhaps with fewer CPUs than workers for now (its
+        other nodes coming back later): the workers without one wait for it, handed no
+        match meanwhile (`wait_to_start`)."""
         if self.address:
             check_reachable(self.address)
             if check_token(self.address) and os.environ.get("RAY_AUTH_MODE") != "token":
@@ -247,7 +250,7 @@ class RayPool(Dispatcher):
         self._init(ray)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         where = f"the Ray cluster at {self.address}" if self.address else "this machine"
-        if cpus < 1 or (self.workers or 1) > cpus:
+        if cpus < 1 or ((self.workers or 1) > cpus and not rejoin):
             self.shutdown()   # a worker that cannot get a CPU would wait forever: say so now
             if cpus < 1:
                 raise LeagueError(f"{where} offers no CPU to Ray: each league worker needs "
