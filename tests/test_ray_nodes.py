@@ -286,6 +286,14 @@ def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_b
         left = time.monotonic() - lost
         lost_cluster = cluster.members()
         cluster.stop()   # what was left of it, its raylet among them
+        # A version submitted meanwhile is checked on the server's machine.
+        dee = make_bot(tmp_path / "dee-bot", "late", random_player("import json"))
+        service.add_author("dee")
+        status, answer = service.upload(pack_folder(dee), service.tokens["dee"])
+        assert status == 202, answer
+        assert service.verdict(answer["id"], service.tokens["dee"])["status"] == "admitted"
+        assert "dee/late@" in service.log.read_text()
+        assert "checked on Ray node" not in service.log.read_text()
         # The ladder's pause ends, the cluster is not back: paused for longer. Once a head
         # answers, the service joins it within seconds, not at the end of that pause; with
         # one CPU of its two for now, it plays on one worker (the other waits for a CPU).
