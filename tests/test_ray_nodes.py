@@ -253,21 +253,30 @@ def test_a_service_plays_on_two_nodes_that_share_nothing_with_it_but_ray(tmp_pat
         assert not node.is_relative_to(data) and not data.is_relative_to(node)
 
 
+RAY_GIVES_UP = 30
+"""Seconds after which Ray's core ends a driver that lost its head, in the lost-head test
+(RAY_gcs_rpc_server_reconnect_timeout_s; Ray's default is 60): a service must leave sooner,
+and the test need not outlast a minute to show it did."""
+
+
 @pytest.mark.slow
 @pytest.mark.ray
 @pytest.mark.sandbox
 def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_back(tmp_path):
     # The head's GCS lost (killed, as by the OOM killer), its node's raylet alive: Ray's core
-    # ends a driver a minute after losing its head. The service leaves Ray within seconds
-    # instead, pauses its ladder (no match charged to a bot), keeps serving its pages past
-    # that minute, and joins the cluster again once a head answers at the same address.
+    # ends a driver some time after losing its head. The service leaves Ray within seconds
+    # instead, pauses its ladder (no match charged to a bot), keeps serving its pages and
+    # admitting versions, and joins the cluster again once a head answers at the same
+    # address: at once, not at the end of its ladder's pause.
     from arena.bench.raycluster import LocalCluster
     cluster = LocalCluster(tmp_path / "cluster", nodes=1, cpus=2).start()
     back = None
     data = tmp_path / "data"
     service = Service(data, free_port(), tmp_path / "serve.log",
                       ["--executor", "ray", "--ray-address", cluster.address,
-                       "--move-time", "2", *PACED], env=cluster.auth)
+                       "--move-time", "2", *PACED],
+                      env={**cluster.auth,
+                           "RAY_gcs_rpc_server_reconnect_timeout_s": str(RAY_GIVES_UP)})
     stored = lambda: query(data, "SELECT COUNT(*) FROM matches")[0][0]   # noqa: E731
     try:
         for author in ("ann", "ben"):
@@ -277,7 +286,7 @@ def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_b
             status, answer = service.upload(pack_folder(SAMPLES / bot), service.tokens[author])
             assert status == 202, answer
             assert service.verdict(answer["id"], service.tokens[author])["status"] == "admitted"
-        wait_until(lambda: stored() >= 6, 60, service, "too few matches before the loss")
+        wait_until(lambda: stored() >= 2, 60, service, "too few matches before the loss")
 
         cluster.lose_head()
         lost = time.monotonic()
@@ -292,35 +301,34 @@ def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_b
         status, answer = service.upload(pack_folder(dee), service.tokens["dee"])
         assert status == 202, answer
         assert service.verdict(answer["id"], service.tokens["dee"])["status"] == "admitted"
-        assert "dee/late@" in service.log.read_text()
         assert "checked on Ray node" not in service.log.read_text()
-        # The ladder's pause ends, the cluster is not back: paused for longer. Once a head
-        # answers, the service joins it within seconds, not at the end of that pause; with
-        # one CPU of its two for now, it plays on one worker (the other waits for a CPU).
+        # Its ladder pauses when a round finds the cluster still away. Once a head answers
+        # (with one CPU of its two for now), the service joins it and the ladder plays at
+        # once, on one worker (the other waits for a CPU).
         wait_until(lambda: "still does not answer" in service.log.read_text(), 60, service,
                    "no try to join the cluster again")
         up, before = time.monotonic(), stored()
         back = LocalCluster(tmp_path / "back", nodes=1, cpus=1, port=cluster.port,
                             token=cluster.auth["RAY_AUTH_TOKEN"]).start()
-        wait_until(lambda: stored() >= before + 4, 120, service, "no match after the return")
+        wait_until(lambda: stored() >= before + 2, 60, service, "no match after the return")
         again = time.monotonic() - up
-        assert again < 40   # the pause it was in ends some 50 s after
-        print(f"lost head: Ray left {left:.1f} s after the loss; 4 matches {again:.1f} s "
-              "after a head started again")
         log = service.log.read_text()
         assert f"Ray: joined the cluster at {cluster.address} again" in log, log[-3000:]
+        assert "the fault of the host is over (the Ray cluster is back): play again now" \
+            in log, log[-3000:]   # not at the end of the pause it was in (30 s at least)
         assert re.search(r"ladder mandala-2p paused for \d+ s by a fault of the host, not of "
                          r"any bot: lost the Ray cluster: its head \(GCS at [^)]+\) does not "
                          "answer", log), log[-3000:]
         assert "Traceback" not in log
 
-        while time.monotonic() - lost < 65:   # Ray's minute is over: the service lives on
-            wait_until(lambda: True, 1, service, "the service ended")
-            time.sleep(1)
+        wait_until(lambda: time.monotonic() - lost > RAY_GIVES_UP + 5, 60, service,
+                   "the service ended")   # Ray's time is up: the service lives on
         status, ladders = service.request("/api/ladders")
         assert status == 200, ladders
         assert query(data, "SELECT COUNT(*) FROM matches WHERE forfeit_seat IS NOT NULL"
                      ) == [(0,)]
+        print(f"lost head: Ray left {left:.1f} s after the loss; 2 matches {again:.1f} s "
+              "after a head started again")
         service.process.send_signal(signal.SIGTERM)
         service.process.wait(timeout=60)
     finally:

@@ -195,7 +195,9 @@ class MatchPlayer(threading.Thread):
         """Lets the executor look after what it keeps between rounds (`Dispatcher.watch`);
         when it says a fault of the host is over (a lost Ray cluster joined again), the
         ladders it paused play at once rather than at their pause's end."""
-        if self.executor.watch():
+        if self.executor.watch() and self.paused:
+            log.warning("ladder %s: the fault of the host is over (the Ray cluster is back): "
+                        "play again now", ", ".join(sorted(self.paused)))
             now = time.monotonic()
             self.paused = {ladder_id: dataclasses.replace(pause, until=now)
                            for ladder_id, pause in self.paused.items()}
