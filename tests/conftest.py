@@ -52,16 +52,14 @@ def _present(requirement: str) -> bool:
 
 
 # The modules that take longest (their tests' total time, pytest --durations=0, 2026-12-04,
-# less what that evening's changes saved; test_ray_nodes.py with its lost-head test of
-# 12-05, some 80 s) go first: spread over the parallel pass's workers from its start, none
-# of them is left running alone at its end. (`--dist loadfile` hands out whole modules in
-# this order: see pytest_configure.)
+# less what that evening's changes saved) go first: spread over the parallel pass's workers
+# from its start, none of them is left running alone at its end. (`--dist loadfile` hands
+# out whole modules in this order: see pytest_configure.)
 LONGEST_FIRST = ("test_serve_life.py", "test_league.py", "test_starters.py",
-                 "test_no_orphans.py", "test_ray_league.py", "test_ray_nodes.py",
-                 "test_conformance.py",
+                 "test_no_orphans.py", "test_ray_league.py", "test_conformance.py",
                  "test_fair_play.py", "test_serve_pages.py", "test_serve_admission.py",
                  "test_serve_accounts.py", "test_ismcts.py", "test_replay_viewer.py",
-                 "test_sprt_cli.py", "test_serve.py",
+                 "test_sprt_cli.py", "test_serve.py", "test_ray_nodes.py",
                  "test_flowers_properties.py", "test_botcheck.py", "test_mandala_properties.py",
                  "test_misbehaving_bots.py", "test_serve_cli.py", "test_serve_lists.py",
                  "test_flowers_mandala_properties.py", "test_ladder_site.py")
