@@ -197,11 +197,7 @@ def _serve(mode: str, socket: str) -> None:
         done.set()
 
     async def main() -> None:
-        server = grpc.aio.server()
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-            "floor.Floor", {"Play": grpc.stream_stream_rpc_method_handler(play)}),))
-        server.add_insecure_port(f"unix:{socket}")
-        await server.start()
+        server = await _aio_server(socket, {"Play": grpc.stream_stream_rpc_method_handler(play)})
         while not done.is_set():
             await asyncio.sleep(0.05)
         await server.stop(grace=1.0)
@@ -247,18 +243,12 @@ def _serve_handing_over(mode: str, socket: str) -> None:
             attached.set()
             await done.wait()
 
-        async def start() -> grpc.aio.Server:
-            server = grpc.aio.server()
-            server.add_generic_rpc_handlers(generic(play))
-            server.add_insecure_port(f"unix:{socket}")
-            await server.start()
-            return server
-
         async def one() -> None:
             await calls[0].write(ask)
             answers.put(await calls[0].read())
 
-        server = asyncio.run_coroutine_threadsafe(start(), loop).result()
+        server = asyncio.run_coroutine_threadsafe(_aio_server(socket, {
+            "Play": grpc.stream_stream_rpc_method_handler(play)}), loop).result()
         round_trip = lambda: loop.call_soon_threadsafe(loop.create_task, one())  # noqa: E731
 
         def stop() -> None:
@@ -313,15 +303,22 @@ def _answer_unary(socket: str) -> None:
                 done.set()
             return answer
 
-        server = grpc.aio.server()
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-            "floor.Floor", {"Ask": grpc.unary_unary_rpc_method_handler(ask)}),))
-        server.add_insecure_port(f"unix:{socket}")
-        await server.start()
+        server = await _aio_server(socket, {"Ask": grpc.unary_unary_rpc_method_handler(ask)})
         await done.wait()
         await server.stop(grace=1.0)
 
     asyncio.run(main())
+
+
+async def _aio_server(socket: str, handlers: dict):
+    """A started grpc.aio server of the floor's `handlers` (method name -> handler)."""
+    import grpc
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("floor.Floor",
+                                                                          handlers),))
+    server.add_insecure_port(f"unix:{socket}")
+    await server.start()
+    return server
 
 
 def _spin(micros: float) -> None:

@@ -49,10 +49,16 @@ def why(error: BaseException) -> str:
     return getattr(error, "strerror", None) or str(error)
 
 
+def plain(address: str) -> bool:
+    """True for a HOST:PORT, which these checks can ask; not for `auto` or a URL (`ray://`),
+    which Ray resolves."""
+    return "://" not in address and address != "auto"
+
+
 def check_reachable(address: str) -> None:
     """Ray waits minutes for an address that does not answer: fail fast on a plain
     HOST:PORT that refuses or times out."""
-    if "://" in address or address == "auto":
+    if not plain(address):
         return
     error = connect_error(address)
     if error is not None:
@@ -76,7 +82,7 @@ def check_token(address: str) -> bool:
     only "cannot connect" after 20 s of retries: ask the cluster's GCS once without a token
     and, if refused, once with the token Ray would send, and name the token if that is
     refused too. True when the cluster needs the token and takes this one."""
-    if "://" in address or address == "auto":
+    if not plain(address):
         return False
     import grpc   # an Arena dependency anyway (the bot protocol)
 

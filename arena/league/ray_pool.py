@@ -54,7 +54,7 @@ from arena.league.bundles import NodeCache, node_data, pack_version
 from arena.league.config import LeagueError, RunPlan
 from arena.league.nodelogs import LogShipper
 from arena.league.ray_cluster import (HEAD_CHECK_SECONDS, Head, check_reachable, check_token,
-                                      connect_error, ray_module, why)
+                                      connect_error, plain, ray_module, why)
 from arena.league.schedule import MatchSpec
 from arena.league.store import FinishedMatch
 from arena.league.workers import (Died, Dispatcher, Done, Ready, SeatSource, Transport,
@@ -218,7 +218,7 @@ class RayPool(Dispatcher):
         if not self._lost:
             self._join(ray, stay)
             return
-        error = connect_error(self.address) if self.address else None
+        error = connect_error(self.address) if self.address and plain(self.address) else None
         if error is not None:
             raise HostError(f"the Ray cluster at {self.address} still does not answer "
                             f"({why(error)}) since its head was lost: {self._then()}")
@@ -232,11 +232,12 @@ class RayPool(Dispatcher):
                     f"the cluster at {self.address}" if self.address else "a new local instance")
 
     def _join(self, ray, stay: bool, rejoin: bool = False) -> None:
-        """`rejoin`: a lost cluster back, perhaps with fewer CPUs than workers for now (its
-        other nodes coming back later): the workers without one wait for it, handed no
-        match meanwhile (`wait_to_start`)."""
+        """`rejoin`: a lost cluster back (its head answered just now), perhaps with fewer
+        CPUs than workers for now (its other nodes coming back later): the workers without
+        one wait for it, handed no match meanwhile (`wait_to_start`)."""
         if self.address:
-            check_reachable(self.address)
+            if not rejoin:   # a rejoin has just asked it (`connect`)
+                check_reachable(self.address)
             if check_token(self.address) and os.environ.get("RAY_AUTH_MODE") != "token":
                 # Ray's driver sends the token only in token mode; without it, Ray retries
                 # for 20 s and then reports the cluster unreachable.
