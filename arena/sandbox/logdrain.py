@@ -8,6 +8,7 @@ no bot can start a line of its own that passes for one the arena writes (`== are
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import re
 import time
@@ -45,8 +46,8 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"",
     no bot can write an arena line.
 
     Other processes of the same bot (the same bot in two seats, other league workers) may
-    append to the same log at the same time, so its size is read again before every chunk:
-    together they overshoot the cap by at most a chunk each, not by a cap each.
+    append to the same log at the same time: each batch, and the note, is appended under the
+    log's lock (`_append`), so together they fill it to the cap exactly and note it once.
     """
     note = _TRUNCATION_NOTE.format(cap=cap).encode()
     try:   # never through a link: one planted there would aim the bot's lines at any file
@@ -70,19 +71,31 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"",
                 lines.append(pending)
                 pending = b""
             if lines:   # cut at the cap: prefixes must not let many short lines overshoot it
-                batch = lines_of.logged(lines)
-                os.write(log, batch[:max(0, cap - size)])
-                size = os.fstat(log).st_size
+                size = _append(log, lines_of.logged(lines), cap)
             if not chunk:
                 return
             if len(chunk) < LOG_CHUNK:   # the pipe is empty: let more gather
                 time.sleep(DRAIN_PAUSE)
-        if not already_noted and size < cap + len(note):   # nobody else noted it
-            os.write(log, note)
+        if not already_noted:
+            _append(log, note, cap + len(note), unless_over=cap)   # unless another noted it
         _discard_all(read_end)
     finally:
         os.close(log)
         os.close(read_end)
+
+
+def _append(log: int, data: bytes, cap: int, unless_over: int | None = None) -> int:
+    """Appends what of `data` fits under `cap` (nothing if the log already holds more than
+    `unless_over` bytes), under the log's lock, which every drain of the log takes: the log's
+    size read and the write are one step. Returns the log's size after."""
+    fcntl.flock(log, fcntl.LOCK_EX)
+    try:
+        size = os.fstat(log).st_size
+        if size > (cap if unless_over is None else unless_over):
+            return size
+        return size + os.write(log, data[:max(0, cap - size)])
+    finally:
+        fcntl.flock(log, fcntl.LOCK_UN)
 
 
 LOG_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
