@@ -4,12 +4,13 @@ the process tree of the run (never a process found by its name)."""
 from __future__ import annotations
 
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from arena.sandbox import cgroups, proctree, reaper
+from arena.sandbox import cgroups, proctree, reaper, scratch
 
 GONE_WITHIN = 10.0   # seconds: "within a few seconds", with room for a loaded machine
 
@@ -107,3 +108,9 @@ def assert_all_gone(owners: set[int], pids: set[int], within: float = GONE_WITHI
         time.sleep(0.05)
     raise AssertionError(f"after {within} s, bot processes {sorted(alive(pids))} and bot "
                          f"cgroups {sorted(bot_cgroups(owners))} are left")
+
+
+def folders_of(pid: int) -> list[str]:
+    """The temporary folders arena process `pid` owns (arena.sandbox.scratch)."""
+    return sorted(owner.parent.name for owner in Path(tempfile.gettempdir()).glob(
+        f"arena-*/{scratch.OWNER_FILE}") if owner.read_text().startswith(f"{pid} "))

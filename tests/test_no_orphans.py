@@ -21,8 +21,8 @@ import pytest
 
 from arena.bots import BotHost
 from arena.sandbox import proctree, reaper, scratch
-from orphans import (GONE_WITHIN, alive, assert_all_gone, bot_cgroups, needs_freezer,
-                     tree, wait_for_frozen_bots)
+from orphans import (GONE_WITHIN, alive, assert_all_gone, bot_cgroups, folders_of,
+                     needs_freezer, tree, wait_for_frozen_bots)
 
 pytestmark = pytest.mark.sandbox
 
@@ -55,12 +55,6 @@ def test_arena_play_killed_while_a_bot_is_frozen_leaves_no_bot(tmp_path, how):
     assert_all_gone(owners, pids)
 
 
-def folders_of(pid: int) -> list[str]:
-    """The temporary folders arena process `pid` owns (arena.sandbox.scratch)."""
-    return sorted(owner.parent.name for owner in Path(tempfile.gettempdir()).glob(
-        f"arena-*/{scratch.OWNER_FILE}") if owner.read_text().startswith(f"{pid} "))
-
-
 @needs_freezer
 @pytest.mark.serial   # another test's arena would remove them first
 def test_the_temporary_folders_of_a_killed_arena_are_removed_by_the_next(tmp_path):
@@ -91,23 +85,17 @@ def test_a_league_killed_leaves_no_bot(tmp_path, how):
 
 @pytest.mark.slow
 @needs_freezer
-@pytest.mark.parametrize("executor", [
-    "local", pytest.param("ray", marks=[pytest.mark.slow, pytest.mark.ray])])
-def test_a_league_worker_killed_with_kill_9_leaves_no_bot_and_the_league_goes_on(tmp_path,
-                                                                                 executor):
-    """On Ray the worker is an actor, killed by its pid as any process: its bots end all the
-    same (by its reaper, which is no child of the actor, so Ray does not end it; or by the sweep of
-    the actor that replaces it)."""
+def test_a_league_worker_killed_with_kill_9_leaves_no_bot_and_the_league_goes_on(tmp_path):
+    """(A Ray actor killed so: test_ray_league.py, which checks what the league stores too.)"""
     # One deal, both seatings: the kill lands in the first match, the new worker plays both.
     arena = start("league", "run", "--game", "mandala", "--bot", str(SLOW), "--bot", str(RANDOM),
                   "--deals", "1", "--seed", "1", "--workers", "1", "--move-time", "5",
-                  "--quiet", "--skip-check", "--executor", executor,
-                  "--out", str(tmp_path / "lg"))
+                  "--quiet", "--skip-check", "--out", str(tmp_path / "lg"))
     try:
         owners, groups, pids = wait_for_frozen_bots(arena, 2, timeout=180)
         worker = next(int(name.partition("-")[0]) for name in groups)
         assert worker != arena.pid   # the bots belong to the worker process
-        assert worker in tree(arena.pid)   # the league's own (its own Ray instance's actor)
+        assert worker in tree(arena.pid)   # the league's own
         os.kill(worker, signal.SIGKILL)
         assert_all_gone({worker}, pids)
         assert arena.wait(timeout=300) == 0, arena.stderr.read()
