@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -185,7 +186,11 @@ def test_a_service_whose_sample_bot_fails_its_check_refuses_to_start(tmp_path):
     assert "\n" not in message
     assert message.startswith("arena serve cannot check bots here, so it does not start: the "
                               "sample bot random fails the admission check on mandala-2p ")
-    assert "(attempt 3 of 3; attempt 1: start-up: timeout: " in message
+    # Each attempt a timeout, or, on a machine whose other processes held the CPU through
+    # that millisecond, the host's fault (the arena's measure of its load: arena.hostload).
+    assert re.search(r"\(attempt 3 of 3; attempt 1: (start-up: timeout: |the check could not "
+                     r"run: bot random did not start within 0\.001 s while other processes "
+                     r"held the machine's CPU)", message), message
     assert message.endswith("fix the host (see `arena doctor`) or the time control, then "
                             "start again")
 
