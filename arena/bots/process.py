@@ -287,8 +287,9 @@ class BotProcess:
                             "match is not played; a link there is refused, not followed)"
                             ) from None
         try:
-            if os.fstat(fd).st_size + len(line) <= self.host.log_cap_bytes:
-                os.write(fd, line)   # one write of one line: whole between other writers' lines
+            with logdrain.locked(fd) as size:   # its other processes' drains may be writing
+                if size + len(line) <= self.host.log_cap_bytes:
+                    os.write(fd, line)   # one write of one line: whole between others' lines
         finally:
             os.close(fd)
 

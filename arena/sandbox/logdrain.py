@@ -7,12 +7,14 @@ no bot can start a line of its own that passes for one the arena writes (`== are
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
 import re
 import time
 from pathlib import Path
+from typing import Iterator
 
 MiB = 1 << 20
 LOG_CHUNK = 64 * 1024
@@ -86,14 +88,21 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"",
 
 def _append(log: int, data: bytes, cap: int, unless_over: int | None = None) -> int:
     """Appends what of `data` fits under `cap` (nothing if the log already holds more than
-    `unless_over` bytes), under the log's lock, which every drain of the log takes: the log's
-    size read and the write are one step. Returns the log's size after."""
-    fcntl.flock(log, fcntl.LOCK_EX)
-    try:
-        size = os.fstat(log).st_size
+    `unless_over` bytes), under the log's lock. Returns the log's size after."""
+    with locked(log) as size:
         if size > (cap if unless_over is None else unless_over):
             return size
         return size + os.write(log, data[:max(0, cap - size)])
+
+
+@contextlib.contextmanager
+def locked(log: int) -> Iterator[int]:
+    """Holds the lock of the open log `log`, giving its size: every writer of a bot's log
+    (its drains, the arena's lines before the bot runs) reads the size and writes under it,
+    as one step, so that together they keep the cap and note it once."""
+    fcntl.flock(log, fcntl.LOCK_EX)
+    try:
+        yield os.fstat(log).st_size
     finally:
         fcntl.flock(log, fcntl.LOCK_UN)
 
