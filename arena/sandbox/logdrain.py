@@ -49,7 +49,7 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"",
 
     Other processes of the same bot (the same bot in two seats, other league workers) may
     append to the same log at the same time: each batch, and the note, is appended under the
-    log's lock (`_append`), so together they fill it to the cap exactly and note it once.
+    log's lock (`locked`), so together they fill it to the cap exactly and note it once.
     """
     note = _TRUNCATION_NOTE.format(cap=cap).encode()
     try:   # never through a link: one planted there would aim the bot's lines at any file
@@ -79,19 +79,19 @@ def drain(read_end: int, log_path: Path, cap: int, prefix: bytes = b"",
             if len(chunk) < LOG_CHUNK:   # the pipe is empty: let more gather
                 time.sleep(DRAIN_PAUSE)
         if not already_noted:
-            _append(log, note, cap + len(note), unless_over=cap)   # unless another noted it
+            with locked(log) as size:
+                if size <= cap:   # nobody else noted it: only a note passes the cap
+                    os.write(log, note)
         _discard_all(read_end)
     finally:
         os.close(log)
         os.close(read_end)
 
 
-def _append(log: int, data: bytes, cap: int, unless_over: int | None = None) -> int:
-    """Appends what of `data` fits under `cap` (nothing if the log already holds more than
-    `unless_over` bytes), under the log's lock. Returns the log's size after."""
+def _append(log: int, data: bytes, cap: int) -> int:
+    """Appends what of `data` fits under `cap`, under the log's lock. Returns the log's size
+    after."""
     with locked(log) as size:
-        if size > (cap if unless_over is None else unless_over):
-            return size
         return size + os.write(log, data[:max(0, cap - size)])
 
 
