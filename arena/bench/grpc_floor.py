@@ -96,8 +96,8 @@ class FloorPair:
         env = {**environment(mode), PARENT_VARIABLE: str(os.getpid())}
         self.server = subprocess.Popen(command + ["serve", mode, socket], env=env, text=True,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        client_mode = mode if mode == "unary-ask" else "aio-no-ee" if mode in PATTERNS \
-            else mode
+        # A handoff pattern's client is the fastest floor's; unary-ask's answers on its own.
+        client_mode = "aio-no-ee" if mode in PATTERNS and mode != "unary-ask" else mode
         work = [str(WORK_US["answer"])] if mode == "sync-handoff-working" else []
         try:
             self.client = subprocess.Popen(command + ["connect", client_mode, socket, *work],
