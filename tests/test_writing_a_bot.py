@@ -139,12 +139,17 @@ def node_sample() -> Path:
 @needs_sandbox
 def test_the_node_sample_bot_plays_every_game_and_player_count_it_declares(tmp_path,
                                                                             node_sample):
-    for game_id in BotSpec.load(node_sample).games:
-        game = registry.get(game_id)
-        for players in range(game.min_players, game.max_players + 1):
-            bots = [str(node_sample)] + [str(RANDOM_SAMPLE)] * (players - 1)
-            record, _ = play(tmp_path, game_id, bots)
-            assert record["players"][0] == "node-random"
+    # `arena bot check` of every game: a match at each player count against random (and one
+    # against itself), each record replayed. One Node.js process plays them all (pooled).
+    from arena.botcheck import check_bot
+    report = check_bot(node_sample, log_dir=tmp_path,
+                       time_control=TimeControl(move_time=5.0, startup=30.0))
+    assert report.passed, [(row.check, row.result, row.detail) for row in report.rows]
+    played = {(match.group(1), int(match.group(2))) for row in report.rows
+              if (match := re.match(r"(\S+) (\d)p ", row.check))}
+    assert played == {(game_id, players) for game_id in BotSpec.load(node_sample).games
+                      for players in range(registry.get(game_id).min_players,
+                                           registry.get(game_id).max_players + 1)}
 
 
 @needs_node
