@@ -300,7 +300,7 @@ def test_sigterm_of_the_service_while_bots_are_frozen_leaves_no_bot(frozen_ladde
     assert "Traceback" not in frozen_ladder.log.read_text()
 
 
-# -- on Ray, for two minutes --------------------------------------------------------------------
+# -- on Ray, unpaced ----------------------------------------------------------------------------
 
 def actors(owners: set[int]) -> set[int]:
     """The service's Ray actors that play matches (their process title names the class)."""
@@ -323,8 +323,9 @@ def stored_matches(service: Service) -> int:
         conn.close()
 
 
-PLAY_SECONDS = 24.0   # ~500 matches, dozens of rounds: enough to see growth. Unpaced: at the
-# tests' pace (PACED) the window after the warm-up held only a few rounds.
+PLAY_SECONDS = 16.0   # 300-450 matches, some 8 s of rounds after the warm-up: a bot or an actor
+# more a round would show. Unpaced: at the tests' pace (PACED) that window held only a few
+# rounds. (24 s showed no more; both cores are busy the whole time.)
 SAMPLE_EVERY = 2.0
 WARM_UP = 8.0
 
