@@ -20,7 +20,7 @@ import pytest
 
 from arena import sandbox
 from arena.bench.sandbox import BUSY_BOT
-from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable, cgroups
+from arena.sandbox import GiB, MiB, Limits, SandboxUnavailable, cgroups, mounts
 
 pytestmark = pytest.mark.sandbox
 
@@ -139,6 +139,26 @@ def test_the_host_beyond_system_and_python_is_invisible(bot_dir):
     way_to_python = ([Path(sys.prefix).relative_to(home).parts[0]]
                      if Path(sys.prefix).is_relative_to(home) else [])
     assert seen["home holds"] == way_to_python
+
+
+def test_the_arenas_own_editable_install_hook_is_covered(bot_dir):
+    # `pip install -e .` (the README's set-up) leaves a .pth in the site folder that every
+    # Python start runs, importing a finder that maps `arena` to the host's checkout. Inside,
+    # the arena comes from LIB_DIR: the hook would only tell the bot where the host keeps the
+    # repository, and cost its start the finder's imports.
+    hooks = [str(path) for path in mounts.own_install_hooks(mounts.python_dirs())]
+    repo_root = str(Path(sandbox.__file__).resolve().parent.parent.parent)
+    if any(repo_root in Path(hook).read_text() for hook in hooks):   # this checkout's
+        assert any(hook.endswith(".pth") for hook in hooks), hooks
+    status, log = run_bot(bot_dir, f"""
+        import json, sys
+        print(json.dumps({{"read": [open(hook).read() for hook in {hooks!r}],
+                           "loaded": sorted(name for name in sys.modules
+                                            if "editable" in name)}}))
+        """)
+    assert status == 0, log
+    seen = json.loads(log)
+    assert seen == {"read": [""] * len(hooks), "loaded": []}, seen
 
 
 def test_the_bot_imports_the_arena_and_engine_packages_and_sees_nothing_else_of_the_repo(

@@ -13,7 +13,8 @@ host: no other bot, no results, no home, no repository root.
 Hidden, though bubblewrap's own /proc and /dev would show them (`HIDDEN_FOLDERS`,
 `HIDDEN_FILES`): /proc/sys (the boot id, `kernel/pty/nr` and every other counter the host
 shares between sandboxes), /proc/cmdline, the host's other counters in /proc, and /dev/pts,
-whose pseudo-terminals come from one pool shared by every sandbox.
+whose pseudo-terminals come from one pool shared by every sandbox. The hook an editable
+install of the arena leaves in the site folder (`own_install_hooks`) reads empty too.
 """
 from __future__ import annotations
 
@@ -103,8 +104,11 @@ def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
              "--perms", "0644", "--ro-bind-data", str(group_fd), "/etc/group"]
     for name in _public_etc_folders():
         argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
-    for path in python_dirs():
+    shown_python = python_dirs()
+    for path in shown_python:
         argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]
+    for path in own_install_hooks(shown_python):
+        argv += ["--ro-bind", str(etc_folder().parent / _EMPTY), str(path)]
     for name, folder in shared_packages():
         inside = f"{LIB_DIR}/{name}"
         argv += _mkdirs(Path(inside)) + ["--ro-bind", str(folder), inside]
@@ -244,6 +248,27 @@ def python_under_private_folder() -> tuple[Path, str] | None:
             if path == private or private in path.parents:
                 return path, str(private)
     return None
+
+
+def own_install_hooks(shown_python: Sequence[Path]) -> list[Path]:
+    """The import hook of the arena's own editable install (`pip install -e .`) in the site
+    folders the sandbox shows (under /usr or `shown_python`, the `python_dirs`): a .pth that
+    every Python start runs, importing a finder that maps `arena`, `engine` and `sample_bots`
+    to the host's checkout. Inside, those come from LIB_DIR (the checkout is not there), so
+    the hook would only cost each Python bot the finder's imports and tell it where the host
+    keeps the repository: the sandbox covers both files with an empty one."""
+    shown = [Path("/usr"), *shown_python]   # a hook elsewhere is not in the sandbox at all
+    hooks = []
+    for folder in {*site.getsitepackages(), site.getusersitepackages()}:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        hooks += [Path(folder, name) for name in names
+                  if name.startswith("__editable__.arena-") and name.endswith(".pth")
+                  or name.startswith("__editable___arena_") and name.endswith("_finder.py")]
+    return sorted(path for path in hooks
+                  if path.is_file() and any(top in path.parents for top in shown))
 
 
 def outside_site_dirs() -> list[Path]:
