@@ -4,7 +4,7 @@ opens new ones as the arena closes them, and tries handshakes with made-up token
 
 A bot runs only during its own turns (it is frozen between them), so it floods on its own
 clock: its first act waits 3 s while its children open connections, and each later act
-0.1 s; the connections stay open while it is frozen."""
+0.05 s; the connections stay open while it is frozen."""
 import os
 import subprocess
 import sys
@@ -23,7 +23,7 @@ class Flood(Bot):
                 self.flooders.append(subprocess.Popen(
                     [sys.executable, "flood_child.py", os.environ["ARENA_SOCKET"]]))
             time.sleep(3.0)
-        time.sleep(0.1)
+        time.sleep(0.05)
         return legal_moves[0]
 
 
