@@ -114,3 +114,9 @@ def folders_of(pid: int) -> list[str]:
     """The temporary folders arena process `pid` owns (arena.sandbox.scratch)."""
     return sorted(owner.parent.name for owner in Path(tempfile.gettempdir()).glob(
         f"arena-*/{scratch.OWNER_FILE}") if owner.read_text().startswith(f"{pid} "))
+
+
+def ray_folders_of(pid: int) -> list[Path]:
+    """The folders where arena process `pid`'s own Ray instance keeps its sockets and logs."""
+    return [Path(tempfile.gettempdir()) / name for name in folders_of(pid)
+            if name.startswith("arena-ray-")]

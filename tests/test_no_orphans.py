@@ -22,7 +22,7 @@ import pytest
 from arena.bots import BotHost
 from arena.sandbox import proctree, reaper, scratch
 from orphans import (GONE_WITHIN, alive, assert_all_gone, bot_cgroups, folders_of,
-                     needs_freezer, tree, wait_for_frozen_bots)
+                     needs_freezer, ray_folders_of, tree, wait_for_frozen_bots)
 
 pytestmark = pytest.mark.sandbox
 
@@ -172,8 +172,7 @@ def test_the_end_of_a_league_on_ray_leaves_no_bot_and_no_ray_folder(tmp_path):
         owners, groups, pids = wait_for_frozen_bots(arena, 2, timeout=180)
         assert arena.pid not in {int(name.partition("-")[0]) for name in groups}   # an actor's
         owners |= tree(arena.pid)
-        ray_folders = [Path(tempfile.gettempdir()) / name for name in folders_of(arena.pid)
-                       if name.startswith("arena-ray-")]
+        ray_folders = ray_folders_of(arena.pid)
         assert len(ray_folders) == 1 and list(ray_folders[0].glob("session_*/sockets")), \
             folders_of(arena.pid)   # Ray's sockets and logs are there, not in /tmp/ray
         assert arena.wait(timeout=600) == 0, arena.stderr.read()
@@ -199,8 +198,7 @@ def test_a_league_on_ray_killed_with_kill_9_leaves_no_ray_process_and_no_bot(tmp
         owners, groups, pids = wait_for_frozen_bots(arena, 2, timeout=180)
         ray_processes = tree(arena.pid) - {arena.pid}   # GCS, raylet, agents, the actor
         owners |= ray_processes
-        folder, = [Path(tempfile.gettempdir()) / name for name in folders_of(arena.pid)
-                   if name.startswith("arena-ray-")]
+        folder, = ray_folders_of(arena.pid)
         arena.kill()
         arena.wait(timeout=30)
     finally:

@@ -16,7 +16,6 @@ import re
 import shutil
 import signal
 import sqlite3
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,8 +30,8 @@ from arena.serve.player import MatchPlayer
 from arena.serve.uploads import pack_folder
 from arena.league.workers import ProcessPool
 from engine import registry
-from orphans import (alive, assert_all_gone, bot_cgroups, folders_of, members, needs_freezer,
-                     tree, wait_for_frozen_bots)
+from orphans import (alive, assert_all_gone, bot_cgroups, members, needs_freezer,
+                     ray_folders_of, tree, wait_for_frozen_bots)
 from serving import SAMPLES, Service, free_port
 
 pytestmark = pytest.mark.sandbox
@@ -358,8 +357,7 @@ def test_a_service_on_ray_keeps_its_bots_and_actors_flat_and_leaves_nothing(tmp_
         pids = members(bot_cgroups(owners))
         # Its own Ray writes its sockets and logs (some 230 KB a run) into a folder of the
         # service's: Ray stays up till the service exits (atexit), and the folder goes then.
-        ray_folder, = [Path(tempfile.gettempdir()) / name
-                       for name in folders_of(service.process.pid) if name.startswith("arena-ray-")]
+        ray_folder, = ray_folders_of(service.process.pid)
         assert list(ray_folder.glob("session_*/sockets"))
         service.process.send_signal(signal.SIGTERM)
         service.process.wait(timeout=120)

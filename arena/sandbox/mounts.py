@@ -108,7 +108,7 @@ def bwrap_argv(bot_dir: Path, sockets: Sequence[Path], rw_dirs: Sequence[Path],
     for path in shown_python:
         argv += _mkdirs(path) + ["--ro-bind", str(path), str(path)]
     for path in own_install_hooks(shown_python):
-        argv += ["--ro-bind", str(etc_folder().parent / _EMPTY), str(path)]
+        argv += _covered(path)
     for name, folder in shared_packages():
         inside = f"{LIB_DIR}/{name}"
         argv += _mkdirs(Path(inside)) + ["--ro-bind", str(folder), inside]
@@ -134,8 +134,13 @@ def _hidden() -> list[str]:
             argv += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
     for path in HIDDEN_FILES:
         if os.path.isfile(path):
-            argv += ["--ro-bind", str(etc_folder().parent / _EMPTY), path]
+            argv += _covered(path)
     return argv
+
+
+def _covered(path: str | Path) -> list[str]:
+    """The bind of the sandbox's empty file over the file at `path`: it reads empty there."""
+    return ["--ro-bind", str(etc_folder().parent / _EMPTY), str(path)]
 
 
 def users(uid: int, gid: int) -> tuple[bytes, bytes]:
