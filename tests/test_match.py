@@ -65,8 +65,10 @@ class FrozenSpender(StrategySeat):
 
 
 def frozen_spender_result(spent, after_reply: float = 0.0) -> dict:
+    # Fixed bot seeds: the secret ones change with the arena's key, and about 1 deal in 100
+    # ends before the 18th gap that the steady spender's test needs.
     return play_match("mandala", 2, {}, 3, [FrozenSpender(spent, after_reply),
-                                            builtin("random")])["result"]
+                                            builtin("random")], bot_seeds=(1, 2))["result"]
 
 
 def test_a_bot_frozen_between_moves_may_use_the_freezers_moment_and_one_host_spike():
