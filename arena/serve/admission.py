@@ -332,6 +332,7 @@ class Admission(threading.Thread):
         because the sandbox cannot see the interpreter), if the sample bot cannot pass
         either, it is the host's."""
         log_dir = self.db.folder / "checks" / str(submission_id)
+        log.info("submission %d (%s on %s): checking", submission_id, version.label, ladder.id)
         verdict = checked(lambda: self._run(self.check, version, ladder, log_dir),
                           pause=self.retry_pause, stopping=self.stopping,
                           note=lambda line: log.info("submission %d: %s", submission_id, line))
