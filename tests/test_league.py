@@ -342,7 +342,7 @@ def test_ctrl_c_or_sigterm_stops_cleanly_keeping_finished_matches(reference, tmp
 def test_a_bot_that_crashes_forfeits_those_matches_and_the_league_completes(
         tmp_path, bots, monkeypatch):
     # A fixed installation key: under the suite's own (new each session), about 1 league in
-    # 130 deals the crashy bot no seed that makes it crash (2/3 ** 12). This one: 5 crashes.
+    # 130 gives the crashy bot no seed that makes it crash ((2/3) ** 12). Under this one, 5 do.
     key = tmp_path / "installation.key"
     key.write_text("11" * 32 + "\n")
     key.chmod(0o600)

@@ -258,12 +258,12 @@ RAY_GIVES_UP = 30
 (RAY_gcs_rpc_server_reconnect_timeout_s; Ray's default is 60): a service must leave sooner,
 and the test need not outlast a minute to show it did."""
 SLOW_PRELUDE = """
-# A random player that thinks 0.2 s a move.
+# A random player that thinks 0.25 s a move.
 _strategy = strategies.get
 def _slowly(name, game):
     play = _strategy(name, game)
     def slowly(*args):
-        time.sleep(0.2)
+        time.sleep(0.25)
         return play(*args)
     return slowly
 strategies.get = _slowly
@@ -298,9 +298,10 @@ def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_b
             assert status == 202, answer
             assert service.verdict(answer["id"], service.tokens[author])["status"] == "admitted"
         wait_until(lambda: stored() >= 2, 60, service, "too few matches before the loss")
-        # A version whose check is on an actor when the head is lost (it thinks 0.2 s a move:
-        # some 25 s of check) is not judged by what the host lost: its check fails for the
-        # host, and is tried again on the server's machine.
+        # A version whose check is on an actor when the head is lost is not judged by what the
+        # host lost: its check fails for the host, and is tried again on the server's machine.
+        # (It thinks 0.25 s a move: some 30 s of check, where the service leaves Ray some 10 s
+        # after the loss.)
         slow = make_bot(tmp_path / "slow-bot", "slow", random_player(SLOW_PRELUDE))
         service.add_author("dee")
         status, answer = service.upload(pack_folder(slow), service.tokens["dee"])
@@ -308,7 +309,7 @@ def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_b
         checking = re.compile(rf"submission {answer['id']} \(dee/slow@\w+ on \S+\): checking")
         wait_until(lambda: checking.search(service.log.read_text()), 30, service,
                    "the check did not start")
-        time.sleep(2)   # on its way to an actor: a check takes 25 s there
+        time.sleep(2)   # on its way to an actor
 
         cluster.lose_head()
         lost = time.monotonic()
