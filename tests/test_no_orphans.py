@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -323,6 +324,31 @@ def test_a_sandbox_starting_for_a_gone_arena_whose_reaper_is_at_work_is_left_to_
     finally:
         at_work.kill()   # by pid: the test's own
         at_work.wait()
+
+
+@pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
+def test_an_empty_folder_whose_arena_died_before_naming_its_owner_is_removed_in_time():
+    # Killed between making its folder and writing the owner file (or while removing it), an
+    # arena leaves an empty folder that names nobody (seen after a test's kill -9). Once no
+    # arena can still be making it, the next sweep removes it; nothing else without an owner.
+    def folder(prefix: str, age: float, content: bool = False) -> Path:
+        made = Path(tempfile.mkdtemp(prefix=prefix))
+        if content:
+            (made / "kept").write_text("")
+        then = time.time() - age
+        os.utime(made, (then, then))
+        return made
+    old = [folder("arena-etc-", scratch.UNOWNED_GRACE + 5), folder("arena-", 3600)]
+    kept = [folder("arena-etc-", 1.0),                               # being made, maybe
+            folder("arena-etc-", 3600, content=True),                # not empty
+            folder("arena-notes-of-mine-", 3600)]                    # not a name we make
+    try:
+        scratch.remove_orphans()
+        assert not any(made.exists() for made in old)
+        assert all(made.exists() for made in kept)
+    finally:
+        for made in old + kept:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 @pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena

@@ -6,14 +6,21 @@ the sandbox's /etc (`mounts.etc_folder`), a bot host's sockets and temporary log
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from arena.sandbox.proctree import stat_fields
 
 OWNER_FILE = ".arena-owner"
 PREFIX = "arena-"   # every such folder's name starts with it
+UNOWNED_GRACE = 60.0
+"""Seconds after which an empty folder of such a name without its owner file is an orphan:
+its process was killed between making it and naming its owner, or while removing it. (It
+is written a moment after the folder is made: no folder is still being made after this.)"""
+_MADE_NAME = re.compile(r"arena-(?:[a-z]+-)?[a-z0-9_]{8}")   # PREFIX, a kind, mkdtemp's 8
 
 
 def folder_of_this_process(prefix: str = PREFIX, sweep: bool = True) -> Path:
@@ -35,19 +42,34 @@ owner file: theirs is the pid in the name."""
 
 def remove_orphans() -> None:
     """Removes this user's folders `folder_of_this_process` made for processes that are
-    gone (a folder without its owner file, being made or made otherwise, is left alone, but
-    for an earlier version's /etc folder, whose name gives its owner's pid)."""
+    gone. A folder without its owner file, being made or made otherwise, is left alone, but
+    for an earlier version's /etc folder, whose name gives its owner's pid, and an empty one
+    named as this module names them and older than UNOWNED_GRACE."""
     for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
         try:
             mine = folder.lstat().st_uid == os.geteuid() and folder.is_dir()
             owner = (folder / OWNER_FILE).read_text() if mine else ""
         except FileNotFoundError:
             owner = _legacy_owner(folder)
+            if not owner:
+                _remove_if_unowned(folder)
+                continue
         except OSError:
             continue
         pid = owner.partition(" ")[0]
         if pid.isdigit() and _identity(int(pid)) != owner:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_if_unowned(folder: Path) -> None:
+    """Removes `folder` if it is empty, named as `folder_of_this_process` names them and
+    older than UNOWNED_GRACE (rmdir: a folder with anything in it stays)."""
+    try:
+        if (_MADE_NAME.fullmatch(folder.name)
+                and time.time() - folder.lstat().st_mtime > UNOWNED_GRACE):
+            folder.rmdir()
+    except OSError:
+        pass   # not empty, or gone meanwhile
 
 
 def _legacy_owner(folder: Path) -> str:
