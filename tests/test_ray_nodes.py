@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -257,17 +258,6 @@ RAY_GIVES_UP = 30
 """Seconds after which Ray's core ends a driver that lost its head, in the lost-head test
 (RAY_gcs_rpc_server_reconnect_timeout_s; Ray's default is 60): a service must leave sooner,
 and the test need not outlast a minute to show it did."""
-SLOW_PRELUDE = """
-# A random player that thinks 0.25 s a move.
-_strategy = strategies.get
-def _slowly(name, game):
-    play = _strategy(name, game)
-    def slowly(*args):
-        time.sleep(0.25)
-        return play(*args)
-    return slowly
-strategies.get = _slowly
-"""
 
 
 @pytest.mark.slow
@@ -302,7 +292,10 @@ def test_a_service_whose_ray_head_is_lost_serves_on_and_plays_again_once_it_is_b
         # host lost: its check fails for the host, and is tried again on the server's machine.
         # (It thinks 0.25 s a move: some 30 s of check, where the service leaves Ray some 10 s
         # after the loss.)
-        slow = make_bot(tmp_path / "slow-bot", "slow", random_player(SLOW_PRELUDE))
+        slow = shutil.copytree(Path(__file__).parent / "lifecycle_bots" / "slow",
+                               tmp_path / "slow-bot")
+        manifest = slow / "bot.toml"   # the slow bot, thinking 0.25 s a move
+        manifest.write_text(manifest.read_text().replace('"bot.py"]', '"bot.py", "0.25"]'))
         service.add_author("dee")
         status, answer = service.upload(pack_folder(slow), service.tokens["dee"])
         assert status == 202, answer
