@@ -18,7 +18,9 @@ import subprocess
 def die_with_parent(variable: str) -> bool:
     """Asks Linux to SIGKILL this process when its parent dies; False when the parent is gone
     already (before that took hold), so the caller ends at once. `variable` names the
-    environment variable in which the parent left its pid."""
+    environment variable in which the parent left its pid. Linux sends it when the parent
+    *thread* that started this process ends: the parent starts it from a thread that lives
+    as long as it needs the process (a league's main thread, the service's match player)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG

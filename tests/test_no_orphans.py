@@ -231,6 +231,24 @@ print(starting.pid, flush=True)
 time.sleep(120)
 """
 
+# A bystander that holds a file open for reading (and works in its folder) while a reaper
+# scans for what writes there: a sweep counting a bot's processes, another arena removing a
+# dead arena's folder (seen 2026-12-06: such a league's workers were killed mid-league).
+READING = """
+import os, sys, time
+descriptor = os.open(sys.argv[1], os.O_RDONLY)
+os.chdir(os.path.dirname(sys.argv[1]))
+print("reading", flush=True)
+time.sleep(120)
+"""
+
+
+def reader_of(path: Path) -> subprocess.Popen:
+    reader = subprocess.Popen([sys.executable, "-c", READING, str(path)],
+                              stdout=subprocess.PIPE, text=True)
+    assert reader.stdout.readline() == "reading\n"
+    return reader
+
 
 def test_a_sandbox_still_starting_when_its_arena_is_killed_is_ended_by_its_reaper():
     # Seen once: a bwrap child stuck in its start-up when its arena (a Ray actor) was
@@ -243,20 +261,66 @@ def test_a_sandbox_still_starting_when_its_arena_is_killed_is_ended_by_its_reape
                              stdout=subprocess.PIPE, text=True)
     starting = int(arena.stdout.readline())
     group = folder / f"{arena.pid}-0"
+    reader = reader_of(group / "cgroup.procs")   # counting the bot's processes
     try:
         assert alive({starting}) and str(starting) not in (group / "cgroup.procs").read_text()
-        arena.kill()
-        arena.wait()
-        deadline = time.monotonic() + GONE_WITHIN
-        while (alive({starting}) or group.exists()) and time.monotonic() < deadline:
-            time.sleep(0.05)   # the reaper kills it, then removes the cgroup
-        assert not alive({starting}), "the process starting a sandbox outlived its arena"
-        assert not group.exists()
+        assert_reaped_but_the_reader(arena, starting, group, reader)
     finally:
-        if alive({starting}):
-            os.kill(starting, signal.SIGKILL)   # by pid: the test's own
+        end_own(reader, starting)
         if group.exists():
             group.rmdir()
+
+
+def assert_reaped_but_the_reader(arena: subprocess.Popen, process: int, made: Path,
+                                 reader: subprocess.Popen) -> None:
+    """Kills an arena stand-in: within GONE_WITHIN its reaper ends `process` (the arena's)
+    and removes `made` (its cgroup or folder), and leaves `reader` be (it only reads there)."""
+    arena.kill()
+    arena.wait()
+    deadline = time.monotonic() + GONE_WITHIN
+    while (alive({process}) or made.exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive({process}), "a process of the arena's outlived it"
+    assert not made.exists()
+    assert reader.poll() is None, f"the reaper killed a process reading {made}"
+
+
+def end_own(reader: subprocess.Popen, process: int) -> None:
+    """Ends what a test started, by pid: the reader, and `process` if it is still alive."""
+    reader.kill()
+    reader.wait()
+    if alive({process}):
+        os.kill(process, signal.SIGKILL)
+
+
+# An arena stand-in with a folder of its own, watched as one for its Ray (`watch_folder`):
+# a child of its writes a log there, as Ray's processes do.
+WATCHING_A_FOLDER = """
+import subprocess, sys, time
+from arena.sandbox import reaper, scratch
+folder = scratch.folder_of_this_process("arena-ray-")
+reaper.watch_folder(str(folder))
+(folder / "log").write_text("")
+writing = subprocess.Popen([sys.executable, "-c", "import sys, time; log = open(sys.argv[1], 'a');"
+                            " print(flush=True); time.sleep(120)", str(folder / "log")],
+                           stdout=subprocess.PIPE, start_new_session=True)
+writing.stdout.readline()   # its log is open
+print(folder, writing.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_killed_arenas_ray_folder_reaper_ends_what_writes_there_not_what_reads_it():
+    arena = subprocess.Popen([sys.executable, "-c", WATCHING_A_FOLDER], stdout=subprocess.PIPE,
+                             text=True)
+    folder, writing = arena.stdout.readline().split()
+    folder, writing = Path(folder), int(writing)
+    reader = reader_of(folder / "log")   # another arena sweeping the folder, an operator
+    try:
+        assert_reaped_but_the_reader(arena, writing, folder, reader)
+    finally:
+        end_own(reader, writing)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -293,12 +357,19 @@ def test_a_sandbox_still_starting_for_a_gone_arena_is_ended_by_the_next_sweep(
     processes still starting a sandbox, slept on with no cgroup left to lead sweeps to it."""
     from arena.sandbox import cgroups
     gone, group, starting = starting_for_a_gone_arena
-    if not cgroups_left:
-        group.rmdir()
-    sweep = cgroups.sweep_orphans()
-    assert starting.wait(timeout=GONE_WITHIN) == -signal.SIGKILL
-    assert gone in sweep.owners and sweep.processes >= 1 and not group.exists()
-    assert sweep.cgroups == (1 if cgroups_left else 0)
+    reader = reader_of(group / "cgroup.procs") if cgroups_left else None
+    try:
+        if not cgroups_left:
+            group.rmdir()
+        sweep = cgroups.sweep_orphans()
+        assert starting.wait(timeout=GONE_WITHIN) == -signal.SIGKILL
+        assert gone in sweep.owners and sweep.processes >= 1 and not group.exists()
+        assert sweep.cgroups == (1 if cgroups_left else 0)
+        assert reader is None or reader.poll() is None, "the sweep killed a reader"
+    finally:
+        if reader is not None:
+            reader.kill()   # by pid: the test's own
+            reader.wait()
 
 
 @pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena

@@ -18,6 +18,11 @@ The same kind of reaper ends the Ray instance an arena process started for itsel
 files are in a folder of the arena's (`watch_folder`): Ray ends most of its processes with
 the arena, but its agents outlive it by up to a minute.
 
+A reaper ends only what writes where it watches, never a process that merely looks: Ray's
+processes write their logs in its folder, another arena process sweeping that folder as a
+dead arena's reads it; a sandbox joining a bot cgroup holds its `cgroup.procs` for writing,
+a sweep or a test counting a bot's processes reads it.
+
 This file runs as a script (`python -I -S reaper.py OWNER FOLDER...`, or `--holders OWNER
 FOLDER`), so it imports nothing but the standard library.
 """
@@ -99,35 +104,45 @@ def end_bot_cgroups(groups: list[str], timeout: float = _END_TIMEOUT) -> tuple[i
     return len(killed), removed
 
 
-def _holding(name_of) -> dict:
-    """Process -> `name_of(path)` for the first path it holds open (or works in) that names
-    something (not None), for every process that holds one (this one aside)."""
+def _writing(name_of) -> dict:
+    """Process -> `name_of(path)` for the first path it holds open for writing that names
+    something (not None), for every process that holds one (this one aside). A process
+    that holds the same file only to read it (or works in its folder) is not counted."""
     found: dict = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            links = [f"/proc/{entry}/cwd"] + [f"/proc/{entry}/fd/{descriptor}"
-                                              for descriptor in os.listdir(f"/proc/{entry}/fd")]
+            descriptors = os.listdir(f"/proc/{entry}/fd")
         except OSError:
             continue
-        for link in links:
+        for descriptor in descriptors:
+            link = f"/proc/{entry}/fd/{descriptor}"
             try:
                 name = name_of(os.readlink(link))
             except OSError:
                 continue
-            if name is not None:
+            if name is not None and _writes(link):
                 found[int(entry)] = name
                 break
     return found
 
 
+def _writes(link: str) -> bool:
+    """True when descriptor `link` (/proc/PID/fd/N) is open for writing (its fdinfo flags)."""
+    for line in _read(link.replace("/fd/", "/fdinfo/")).splitlines():
+        if line.startswith("flags:"):
+            return int(line.split()[1], 8) & 3 in (os.O_WRONLY, os.O_RDWR)
+    return False
+
+
 def stragglers(folders: list[str], gone) -> dict[int, int]:
-    """Process -> its owner, for each process holding a descriptor of `cgroup.procs` in a bot
-    cgroup of `folders` whose owner is `gone(owner, its start time)` (`bot_cgroup_owner`). A
-    sandbox gets its bot's cgroups as such descriptors, and its in-sandbox init writes itself
-    into them: until then bwrap and its child are in no bot cgroup, so killing the cgroups'
-    members misses them.
+    """Process -> its owner, for each process holding a descriptor of `cgroup.procs` open for
+    writing in a bot cgroup of `folders` whose owner is `gone(owner, its start time)`
+    (`bot_cgroup_owner`). A sandbox gets its bot's cgroups as such descriptors, and its
+    in-sandbox init writes itself into them: until then bwrap and its child are in no bot
+    cgroup, so killing the cgroups' members misses them. A process reading the file (a
+    sweep, a test counting a bot's processes) is no straggler.
     A bwrap child stuck in its start-up when its parent died slept on forever (seen once,
     2026-12-04), and it still held them (a removed cgroup's path reads the same)."""
     roots = {folder.rstrip("/") for folder in folders}
@@ -140,7 +155,7 @@ def stragglers(folders: list[str], gone) -> dict[int, int]:
         if name == "cgroup.procs" and root in roots and owner is not None and gone(*owner):
             return owner[0]
         return None
-    return _holding(gone_owner)
+    return _writing(gone_owner)
 
 
 def _end_all(scan) -> dict:
@@ -158,13 +173,15 @@ def _end_all(scan) -> dict:
 
 
 def end_holders(folder: str) -> set[int]:
-    """Kills every process that holds a file in `folder` (or works in it) until a scan finds
+    """Kills every process that holds a file in `folder` open for writing until a scan finds
     none (`_end_all`), then removes the folder: the processes of the Ray instance an arena
-    process started, whose files are there (`watch_folder`). Ray's agents outlive its raylet
-    by up to a minute (they tell its GCS, gone too, first); the league's actors die with the
-    raylet. Returns the processes it reached."""
+    process started, which write their logs there (`watch_folder`). Ray's agents outlive
+    its raylet by up to a minute (they tell its GCS, gone too, first); the league's actors
+    die with the raylet. A process reading the folder is left be: another arena process
+    sweeping it as a dead arena's (`scratch.remove_orphans` reads its owner file, then
+    removes it) was killed so once, mid-league (seen 2026-12-06). Returns those it reached."""
     prefix = folder.rstrip("/") + "/"
-    reached = _end_all(lambda: _holding(
+    reached = _end_all(lambda: _writing(
         lambda target: target if target.startswith(prefix) else None))
     shutil.rmtree(folder, ignore_errors=True)
     return set(reached)
@@ -314,7 +331,7 @@ def _launch(arguments: list[str]) -> None:
 
 def watch_folder(folder: str) -> None:
     """Starts a reaper (one more) that, when this process ends, however it ends, kills every
-    process holding a file in `folder` and removes it (`end_holders`)."""
+    process writing a file in `folder` and removes it (`end_holders`)."""
     _launch([HOLDERS, str(os.getpid()), folder])
 
 
