@@ -972,6 +972,17 @@ def test_a_bot_cgroups_name_tells_its_arena_from_a_later_process_with_its_pid():
         assert reaper.bot_cgroup_owner(other) is None
 
 
+def test_a_reaper_takes_its_arenas_bot_cgroups_not_a_later_process_given_its_pid(tmp_path):
+    # The reaper of arena 123, started at tick 456, ends the cgroups named for it (and an
+    # earlier version's, named by pid alone); not those of another process given pid 123
+    # after it died, nor another pid's.
+    from arena.sandbox import reaper
+    for name in ("123-0-456", "123-1-789", "123-2", "124-0-456"):
+        (tmp_path / name).mkdir()
+    assert set(reaper.owned_by([str(tmp_path)], 123, "456")) == {"123-0-456", "123-2"}
+    assert set(reaper.owned_by([str(tmp_path)], 123)) == {"123-0-456", "123-1-789", "123-2"}
+
+
 @pytest.mark.serial   # sweeps what dead arenas left: alone, so no other test's arena
 def test_a_bot_cgroup_whose_arenas_pid_now_names_another_process_is_swept():
     """Pids are used again (32,768 on some machines): a bot cgroup is its arena's while a

@@ -222,8 +222,9 @@ def _remove_subgroups(group: str) -> None:
             pass
 
 
-def owned_by(folders: list[str], owner: int) -> dict[str, list[str]]:
-    """Bot cgroup name -> its folders, for the bot cgroups arena process `owner` made."""
+def owned_by(folders: list[str], owner: int, start: str | None = None) -> dict[str, list[str]]:
+    """Bot cgroup name -> its folders, for the bot cgroups arena process `owner` made (with
+    `start`, its start time: not those of a later process given its pid)."""
     found: dict[str, list[str]] = {}
     for folder in folders:
         try:
@@ -232,9 +233,16 @@ def owned_by(folders: list[str], owner: int) -> dict[str, list[str]]:
             continue
         for name in names:
             made_by = bot_cgroup_owner(name)
-            if made_by is not None and made_by[0] == owner:
+            if made_by is not None and _made_by(made_by, owner, start):
                 found.setdefault(name, []).append(os.path.join(folder, name))
     return found
+
+
+def _made_by(made_by: tuple[int, str | None], owner: int, start: str | None) -> bool:
+    """True when a bot cgroup named for (pid, start time) `made_by` is arena process
+    `owner`'s, started at `start` (None: whenever; an earlier version's name has none)."""
+    pid, started = made_by
+    return pid == owner and (start is None or started is None or started == start)
 
 
 # -- bot cgroup names ---------------------------------------------------------------------------
@@ -376,7 +384,10 @@ def main(argv: list[str]) -> None:
     holders = argv[0] == HOLDERS   # HOLDERS OWNER FOLDER, else OWNER CGROUP_FOLDER...
     arguments = argv[1:] if holders else argv
     owner, folders = int(arguments[0]), arguments[1:]
+    start = _start_time(owner)   # its own while it is still the launcher's parent (below)
     watch = _watch_owner(owner)
+    if watch is None:   # gone already: its start time is unknown
+        start = None
     # Not a child of the arena process: whatever ends the arena and its children together
     # (Ray ends every child of an actor's process, a reaper in its own session included; a
     # service manager its unit's) leaves the reaper be.
@@ -386,8 +397,9 @@ def main(argv: list[str]) -> None:
     if holders:
         end_holders(folders[0])
         return
-    end_stragglers(folders, lambda pid, _start: pid == owner)
-    for groups in owned_by(folders, owner).values():
+    # Its own cgroups only: not those a later process given its pid may make meanwhile.
+    end_stragglers(folders, lambda pid, started: _made_by((pid, started), owner, start))
+    for groups in owned_by(folders, owner, start).values():
         end_bot_cgroups(groups)
 
 
