@@ -233,15 +233,14 @@ def owned_by(folders: list[str], owner: int, start: str | None = None) -> dict[s
             continue
         for name in names:
             made_by = bot_cgroup_owner(name)
-            if made_by is not None and _made_by(made_by, owner, start):
+            if made_by is not None and _made_by(*made_by, owner, start):
                 found.setdefault(name, []).append(os.path.join(folder, name))
     return found
 
 
-def _made_by(made_by: tuple[int, str | None], owner: int, start: str | None) -> bool:
-    """True when a bot cgroup named for (pid, start time) `made_by` is arena process
+def _made_by(pid: int, started: str | None, owner: int, start: str | None) -> bool:
+    """True when a bot cgroup named for process `pid` started at `started` is arena process
     `owner`'s, started at `start` (None: whenever; an earlier version's name has none)."""
-    pid, started = made_by
     return pid == owner and (start is None or started is None or started == start)
 
 
@@ -398,7 +397,7 @@ def main(argv: list[str]) -> None:
         end_holders(folders[0])
         return
     # Its own cgroups only: not those a later process given its pid may make meanwhile.
-    end_stragglers(folders, lambda pid, started: _made_by((pid, started), owner, start))
+    end_stragglers(folders, lambda pid, started: _made_by(pid, started, owner, start))
     for groups in owned_by(folders, owner, start).values():
         end_bot_cgroups(groups)
 
