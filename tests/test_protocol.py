@@ -159,15 +159,21 @@ def test_bench_protocol_prints_the_paths_the_floors_the_patterns_and_the_ratio()
     assert paths == ["in-process", "arena", "pipe-json", "pipe-ping",
                      "grpc-sync", "grpc-aio", "grpc-aio-no-ee",
                      "grpc-sync-handoff", "grpc-aio-handoff", "grpc-sync-handoff-working",
-                     "grpc-unary-ask"]
+                     "grpc-unary-ask", "grpc-aio-no-ee-working"]
     assert all(row["decisions"] == 100 and row["median_us"] > 0 for row in figures["results"])
     measured = {row["path"].split(" ")[0]: row for row in figures["results"]}
     # CPU on both sides, exact: the arena's from its cgroup and process clock, a floor's from
     # its processes' threads (not in 10 ms ticks, which 100 short decisions may not reach).
     for path in ("arena", "grpc-sync", "grpc-aio", "grpc-aio-no-ee", "grpc-sync-handoff",
-                 "grpc-aio-handoff", "grpc-sync-handoff-working", "grpc-unary-ask"):
+                 "grpc-aio-handoff", "grpc-sync-handoff-working", "grpc-unary-ask",
+                 "grpc-aio-no-ee-working"):
         assert measured[path]["arena_cpu_us"] > 0 and measured[path]["bot_cpu_us"] > 0, path
-    assert figures["fastest_floor"].endswith("(floor)")   # never a handoff pattern
+    assert figures["fastest_floor"].endswith("(floor)")   # never a handoff pattern or bound
+    # The bound: the fastest floor's design with a decision's work, over that floor.
+    assert figures["bound"] == "grpc-aio-no-ee-working (bound)"
+    assert figures["bound_over_floor"] == pytest.approx(
+        measured["grpc-aio-no-ee-working"]["median_us"]
+        / measured["grpc-aio-no-ee"]["median_us"], abs=0.01)
     assert figures["arena_over_floor"] > 0 and figures["arena_over_pipe_json"] > 0
     # By thread: every part that works on a decision is seen, and the parts add up to each
     # side's whole, counted another way (the process's clock; the bot's cgroup).
@@ -217,8 +223,9 @@ def test_a_bench_killed_with_sigkill_takes_its_floors_with_it():
     assert not [folder for folder in folders if folder.exists()]
 
 
-def test_the_working_pattern_computes_a_decision_s_work_on_both_ends_of_each_round_trip():
-    pair = grpc_floor.FloorPair("sync-handoff-working")
+@pytest.mark.parametrize("mode", grpc_floor.WORKING)
+def test_the_working_modes_compute_a_decision_s_work_on_both_ends_of_each_round_trip(mode):
+    pair = grpc_floor.FloorPair(mode)
     try:
         seconds = pair.round_trips(50)
     finally:

@@ -29,6 +29,12 @@ thread costs, and which way of serving costs less.
   hand-over) to a `grpc.aio` server that answers. The way a decision would cost least
   from a thread that asks, were bots servers rather than clients.
 
+And one bound (`BOUNDS`): `aio-no-ee-working`, the fastest floor's own design (the asking
+code in the server's stream handler, on gRPC's event loop: no hand-over at all) whose two
+ends compute what a decision's Python work takes (`WORK_US`, as `sync-handoff-working`). No
+way of serving the arena could build does better with that work: it shows how far the
+work alone keeps a decision from the floor on this machine.
+
 `FloorPair(mode)` starts the two processes; `round_trips(n)` has the server make `n` more
 round trips and returns their times, so a benchmark can interleave a floor with other paths
 in small turns (whatever else the machine does then weighs on all alike); `cpu()` gives the
@@ -55,8 +61,10 @@ from arena.sandbox import scratch
 
 MODES = ("sync", "aio", "aio-no-ee")
 PATTERNS = ("sync-handoff", "aio-handoff", "sync-handoff-working", "unary-ask")
+BOUNDS = ("aio-no-ee-working",)
+WORKING = ("sync-handoff-working", "aio-no-ee-working")   # the modes that spin WORK_US
 WORK_US = {"ask": 26, "after": 12, "answer": 17}
-"""What `sync-handoff-working` computes around each round trip, in µs of spinning: about the
+"""What the WORKING modes compute around each round trip, in µs of spinning: about the
 Python work of a decision of the random sample bot, measured warm in-process (2026-12-04).
 The arena before the ask (the act message 10, its log line 4, the gap's judgement and the
 thaw 5, the checks of `send` 7) and after the answer (the reply's parse and checks 3, the
@@ -74,7 +82,7 @@ def environment(mode: str) -> dict[str, str]:
     """The environment both ends of `mode` run with: gRPC's defaults but for `aio-no-ee`
     (an empty value, not none, as importing `arena` sets one where there is none)."""
     env = {**os.environ, **GRPC_ENVIRONMENT}
-    if mode not in ("aio-no-ee", *PATTERNS):
+    if mode not in ("aio-no-ee", *PATTERNS, *BOUNDS):
         env["GRPC_EXPERIMENTS"] = ""
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
                                                       os.environ.get("PYTHONPATH")]))
@@ -85,9 +93,9 @@ class FloorPair:
     """A server and a client process of `mode`, connected, waiting for `round_trips`."""
 
     def __init__(self, mode: str):
-        if mode not in MODES + PATTERNS:
+        if mode not in MODES + PATTERNS + BOUNDS:
             raise ValueError(f"unknown floor mode {mode!r}: one of "
-                             f"{', '.join(MODES + PATTERNS)}")
+                             f"{', '.join(MODES + PATTERNS + BOUNDS)}")
         self.mode = mode
         # Owned by this process: a bench killed (kill -9) leaves it to the next arena's sweep.
         self._folder = scratch.folder_of_this_process("arena-floor-")
@@ -96,9 +104,11 @@ class FloorPair:
         env = {**environment(mode), PARENT_VARIABLE: str(os.getpid())}
         self.server = subprocess.Popen(command + ["serve", mode, socket], env=env, text=True,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        # A handoff pattern's client is the fastest floor's; unary-ask's answers on its own.
-        client_mode = "aio-no-ee" if mode in PATTERNS and mode != "unary-ask" else mode
-        work = [str(WORK_US["answer"])] if mode == "sync-handoff-working" else []
+        # A handoff pattern's or bound's client is the fastest floor's; unary-ask's answers
+        # on its own.
+        client_mode = ("aio-no-ee" if mode in PATTERNS + BOUNDS and mode != "unary-ask"
+                       else mode)
+        work = [str(WORK_US["answer"])] if mode in WORKING else []
         try:
             self.client = subprocess.Popen(command + ["connect", client_mode, socket, *work],
                                            env=env)
@@ -182,6 +192,7 @@ def _serve(mode: str, socket: str) -> None:
         server.stop(grace=1.0).wait()
         return
     import asyncio
+    before, after = _work_around_asks(mode)
 
     async def play(answers, context):
         loop = asyncio.get_running_loop()
@@ -190,8 +201,10 @@ def _serve(mode: str, socket: str) -> None:
             seconds = []
             for _ in range(count):
                 started = time.monotonic()
+                _spin(before)
                 await context.write(ask)
                 await context.read()
+                _spin(after)
                 seconds.append(time.monotonic() - started)
             _report(seconds)
         done.set()
@@ -256,8 +269,7 @@ def _serve_handing_over(mode: str, socket: str) -> None:
             asyncio.run_coroutine_threadsafe(server.stop(grace=1.0), loop).result()
     if not attached.wait(TIMEOUT):
         raise RuntimeError("the floor's client never connected")
-    before, after = ((WORK_US["ask"], WORK_US["after"]) if mode == "sync-handoff-working"
-                     else (0, 0))
+    before, after = _work_around_asks(mode)
     for count in _counts():
         seconds = []
         for _ in range(count):
@@ -269,6 +281,11 @@ def _serve_handing_over(mode: str, socket: str) -> None:
             seconds.append(time.monotonic() - started)
         _report(seconds)
     stop()
+
+
+def _work_around_asks(mode: str) -> tuple[float, float]:
+    """µs the asking end of `mode` spins before each ask and after its answer."""
+    return (WORK_US["ask"], WORK_US["after"]) if mode in WORKING else (0, 0)
 
 
 def _ask_unary(socket: str) -> None:

@@ -14,7 +14,9 @@
   a loop thread of its own (arena.bench.grpc_floor.PATTERNS): what the handoff costs, and
   which design of the arena's server costs less; the arena's pattern with the Python
   work of a decision on both ends (spinning as long): what that work costs on this machine;
-  and the protocol turned around, the asking thread calling a bot's server once per ask.
+  and the protocol turned around, the asking thread calling a bot's server once per ask;
+- a gRPC bound: the fastest floor's own design (no hand-over) with that same work on both
+  ends (arena.bench.grpc_floor.BOUNDS): the least any way of serving could reach with it.
 
 Each decision is timed with a monotonic clock around the call, as the match runner times a
 bot; the arena's also holds the bot once it has answered, as the runner does between its
@@ -127,6 +129,8 @@ def figure(path: str, seconds: list[float], arena_cpu: float | None = None,
 def floor_name(mode: str) -> str:
     if mode in grpc_floor.PATTERNS:
         return f"grpc-{mode} (pattern)"
+    if mode in grpc_floor.BOUNDS:
+        return f"grpc-{mode} (bound)"
     return f"grpc-{mode} (floor)"
 
 
@@ -149,7 +153,7 @@ class _Paths:
         try:
             self.child = subprocess.Popen([sys.executable, "-c", _PIPE_CHILD],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            for mode in grpc_floor.MODES + grpc_floor.PATTERNS:
+            for mode in grpc_floor.MODES + grpc_floor.PATTERNS + grpc_floor.BOUNDS:
                 self.floors.append(grpc_floor.FloorPair(mode))
             self.kept_apart = not unsafe and hostload.keep_apart()
             self.host = BotHost(unsafe_no_sandbox=unsafe)
