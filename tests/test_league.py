@@ -107,6 +107,19 @@ def processes_of(parent: int, bots_folder: Path) -> list[int]:
     return found
 
 
+def workers_of(parent: int, bots_folder: Path) -> list[int]:
+    """The live workers of the league with pid `parent` (a process of its tree may end
+    between the look through /proc and the read of its command line: not one of them)."""
+    workers = []
+    for pid in processes_of(parent, bots_folder):
+        try:
+            if b"worker_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                workers.append(pid)
+        except OSError:
+            continue   # gone meanwhile
+    return workers
+
+
 def survivors_of(parent: int, bots_folder: Path, grace: float = 3.0) -> list[str]:
     """The league's processes still alive after `grace` seconds (bots die with their worker,
     which the kernel signals a moment after the worker's end), as pid and command."""
@@ -304,8 +317,7 @@ def test_a_worker_killed_mid_league_is_replaced_and_its_matches_played_again(
     while league.poll() is None and not ((folder / DB_NAME).exists()
                                          and len(read_outcomes(folder)) >= 2):
         if len(workers) < 2:
-            workers = [pid for pid in processes_of(league.pid, bots[0].parent)
-                       if b"worker_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+            workers = workers_of(league.pid, bots[0].parent)
         time.sleep(0.02)
     assert league.poll() is None and workers, \
         f"the league ended before a worker was killed:\n{league.communicate()[1][-3000:]}"
