@@ -7,7 +7,11 @@
   time should stay within `TARGET_RATIO` of its time against the quiet bot, and the thief's
   processes should use next to no CPU during its moves (read from the thief's cgroup: until
   the arena catches it computing while held, at its third gap, its spinners take a few ms of
-  the next turn; once caught, it is frozen and waited for before the next turn). Bots
+  the next turn; once caught, it is frozen and waited for before the next turn). The
+  ratio is paired: in each round a match against the thief follows one against the quiet
+  bot, and the median of the rounds' ratios is the figure, so a change in the machine's
+  speed (from one second to the next on a shared host) weighs on both sides of a ratio,
+  not on one side of a pooled median. Bots
   have their default limits (one core each): the thief's children spin at full speed during
   its own turns, which on a loaded machine costs every bot under the arena's cgroup some
   priority against the host's other processes; the quota bounds that.
@@ -161,10 +165,13 @@ class Theft:
     """... and against the thief."""
     stolen_ms: float
     """The most CPU the thief's processes used during one of the fixed-work bot's moves."""
+    round_ratios: tuple[float, ...]
+    """Each round's median move time against the thief over that against the quiet bot."""
 
     @property
     def ratio(self) -> float:
-        return self.thief_ms / self.quiet_ms
+        """The median of the rounds' ratios: the figure the target is set on."""
+        return statistics.median(self.round_ratios)
 
 
 def cpu_theft(folder: Path, matches: int = 4, *, freeze: bool = True) -> Theft:
@@ -175,16 +182,20 @@ def cpu_theft(folder: Path, matches: int = 4, *, freeze: bool = True) -> Theft:
     quiet: list[float] = []
     thief: list[float] = []
     stolen: list[float] = []
+    ratios: list[float] = []
     with BotHost(log_dir=folder / "logs", freeze_between_turns=freeze) as host:
         with host.seat(bots["fixed_work"]) as victim, host.seat(bots["quiet"]) as calm, \
                 host.seat(bots["cpu_thief"]) as greedy:
             for round_ in range(matches):
-                quiet += victim_moves(victim, calm, 1, round_).walls
+                against_quiet = victim_moves(victim, calm, 1, round_).walls
                 against_thief = victim_moves(victim, greedy, 1, round_)
+                quiet += against_quiet
                 thief += against_thief.walls
                 stolen += against_thief.stolen
+                ratios.append(statistics.median(against_thief.walls)
+                              / statistics.median(against_quiet))
     return Theft(1000 * statistics.median(quiet), 1000 * statistics.median(thief),
-                 1000 * max(stolen))
+                 1000 * max(stolen), tuple(ratios))
 
 
 def throughput(folder: Path, deals: int, *, fair: bool) -> float:
@@ -207,7 +218,7 @@ def throughput(folder: Path, deals: int, *, fair: bool) -> float:
         return len(specs) / (time.perf_counter() - started)
 
 
-def run(matches: int = 4, deals: int = 20, repeats: int = 2) -> list[str]:
+def run(matches: int = 8, deals: int = 20, repeats: int = 2) -> list[str]:
     """Both measures; the report lines."""
     with tempfile.TemporaryDirectory(prefix="arena-bench-fairness-") as temporary:
         folder = Path(temporary)
@@ -232,7 +243,10 @@ def run(matches: int = 4, deals: int = 20, repeats: int = 2) -> list[str]:
          f"{'met' if best_fair / best_before >= TARGET_THROUGHPUT else 'NOT met'})"),
     ]
     load = os.getloadavg()[0]
+    spread = ", ".join(f"{ratio:.2f}" for ratio in theft.round_ratios)
     return [tabulate(rows, headers=("measure", "figure", "ratio"), disable_numparse=True),
+            f"against the thief: the median of {matches} rounds' ratios ({spread}), each "
+            "round a match against the thief right after one against the quiet bot",
             f"load average at the end: {load:.2f} on {os.cpu_count()} cores; "
             f"{matches} matches per opponent, {deals} deals x 3 tables x 2 seatings per "
             f"league run, best of {repeats}"]

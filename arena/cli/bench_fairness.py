@@ -8,8 +8,8 @@ from arena.cli.root import bench
 
 
 @bench.command("fairness")
-@click.option("--matches", type=click.IntRange(min=2), default=4, show_default=True,
-              help="Matches of the fixed-work bot against each opponent.")
+@click.option("--matches", type=click.IntRange(min=2), default=8, show_default=True,
+              help="Matches of the fixed-work bot against each opponent (a round each).")
 @click.option("--deals", type=click.IntRange(min=1), default=20, show_default=True,
               help="Deals of the league whose throughput is compared.")
 @click.option("--repeats", type=click.IntRange(min=1), default=2, show_default=True,
