@@ -281,8 +281,9 @@ def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, t
     league = start_arena("league", "run", *LEAGUE, *bot_flags(bots), "--workers", 2,
                          "--out", folder, "--quiet")
     # A random moment mid-league: after 1 to 12 stored matches and a random few milliseconds,
-    # so the kill may land in a match, between matches or while a bot's sandbox starts. (Not
-    # later: the last 6 of the 24 take some 0.2 s, which a busy machine's test may miss.)
+    # so the kill may land in a match, between matches or while a bot's sandbox starts. The
+    # league is stopped there (its workers finish the match they play), so that however long
+    # a busy machine keeps this test from its kill, the league cannot end meanwhile.
     kill_after = kill_rng.randint(1, 12)
     seen_while_running = []
     while league.poll() is None and len(seen_while_running) < kill_after:
@@ -290,6 +291,7 @@ def test_kill_9_mid_league_then_resume_loses_and_duplicates_nothing(reference, t
             seen_while_running = read_outcomes(folder)
         time.sleep(0.02)
     time.sleep(kill_rng.uniform(0, 0.03))
+    league.send_signal(signal.SIGSTOP)
     # One league, one runner: a second run of it at the same time is refused.
     with pytest.raises(LeagueError, match="being run by another process"):
         open_league(folder)
