@@ -92,9 +92,10 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def processes_of(parent: int, bots_folder: Path) -> list[int]:
-    """Live workers that the league with pid `parent` started, and live bots of its folder."""
-    found = []
+def processes_of(parent: int, bots_folder: Path) -> dict[int, bytes]:
+    """Live workers that the league with pid `parent` started, and live bots of its folder:
+    pid -> command line, as read in the one look through /proc."""
+    found = {}
     for entry in Path("/proc").iterdir():
         try:
             environ = (entry / "environ").read_bytes().split(b"\0")
@@ -103,21 +104,15 @@ def processes_of(parent: int, bots_folder: Path) -> list[int]:
             continue
         if (f"ARENA_LEAGUE_PARENT={parent}".encode() in environ
                 or str(bots_folder).encode() in command):
-            found.append(int(entry.name))
+            found[int(entry.name)] = command
     return found
 
 
 def workers_of(parent: int, bots_folder: Path) -> list[int]:
-    """The live workers of the league with pid `parent` (a process of its tree may end
-    between the look through /proc and the read of its command line: not one of them)."""
-    workers = []
-    for pid in processes_of(parent, bots_folder):
-        try:
-            if b"worker_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                workers.append(pid)
-        except OSError:
-            continue   # gone meanwhile
-    return workers
+    """The live workers of the league with pid `parent` (by the command line read with the
+    rest: a process that ends meanwhile is simply not found)."""
+    return [pid for pid, command in processes_of(parent, bots_folder).items()
+            if b"worker_main" in command]
 
 
 def survivors_of(parent: int, bots_folder: Path, grace: float = 3.0) -> list[str]:
